@@ -1,0 +1,1 @@
+"""Hypothesis strategies and rule-based state machines over the reference functions."""

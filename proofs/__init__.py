@@ -1,0 +1,1 @@
+"""CrossHair contracts on the small rule functions of the reference."""

@@ -1,0 +1,53 @@
+"""An immutable, hashable mapping for the fields of frozen state dataclasses."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, NoReturn, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenMap(dict[K, V]):
+    """A ``dict`` that refuses mutation and hashes by content; derive new maps with :meth:`set`/:meth:`remove`."""
+
+    __slots__ = ("_hash",)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash: int = hash(frozenset(self.items()))
+            return self._hash
+
+    def _immutable(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("FrozenMap is immutable")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable  # type: ignore[assignment]
+    __ior__ = _immutable  # type: ignore[assignment]
+
+    def set(self, key: K, value: V) -> "FrozenMap[K, V]":
+        """A copy with ``key`` bound to ``value``."""
+        new = dict(self)
+        new[key] = value
+        return FrozenMap(new)
+
+    def set_many(self, items: Mapping[K, V] | Iterable[tuple[K, V]]) -> "FrozenMap[K, V]":
+        """A copy with every pair of ``items`` bound."""
+        new = dict(self)
+        new.update(items)
+        return FrozenMap(new)
+
+    def remove(self, key: K) -> "FrozenMap[K, V]":
+        """A copy without ``key`` (unchanged if absent)."""
+        if key not in self:
+            return self
+        new = dict(self)
+        del new[key]
+        return FrozenMap(new)
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({dict.__repr__(self)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenMap, (dict(self),))

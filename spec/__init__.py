@@ -1,0 +1,1 @@
+"""TLA+ modules (package data) and the bridge that runs TLC on them from Python."""

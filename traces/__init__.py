@@ -1,0 +1,1 @@
+"""Trace formats, codecs (including KRaft metadata-log readers) and replay."""
