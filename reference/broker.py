@@ -1,0 +1,652 @@
+"""Controller-side broker lifecycle: registration, heartbeats, session fencing, controlled shutdown, unregistration.
+
+kraft-semantics §1.2–§1.8 (``ClusterControlManager``, ``BrokerHeartbeatManager``, ``BrokerHeartbeatTracker``,
+``ReplicationControlManager``). Every transition is ``(state, input, now) -> (state', Output)``: the
+records it writes carry the offsets they are appended at, and the hard state is obtained by
+replaying those records, exactly as Kafka's controller does.
+
+Where KIP-631 and Kafka differ (Kafka wins here): the KIP's broker epoch is "a monotonically
+increasing number"; Kafka uses the offset of the first record of the registration operation. The KIP
+fences on lease expiry at once; Kafka fences at most one stale broker per periodic run. Sessions are
+keyed by (broker id, broker epoch) since Kafka 4.0 (KAFKA-17793); the KIP keys them by broker id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Generic, Optional, TypeVar
+
+from kraftspec.reference import broker_rules, metadata_version as mv, partition_events
+from kraftspec.reference.broker_registration import (
+    BrokerRegistration,
+    ReplayError,
+    apply_change,
+    registration_from_record,
+)
+from kraftspec.reference.broker_rules import BrokerControlState
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
+from kraftspec.reference.partition_creation import create_partition
+from kraftspec.reference.records import (
+    FENCE,
+    UNFENCE,
+    BrokerRegistrationChangeRecord,
+    Endpoint,
+    FeatureRange,
+    FenceBrokerRecord,
+    MetadataRecord,
+    PartitionChangeRecord,
+    PartitionRecord,
+    RegisterBrokerRecord,
+    TopicRecord,
+    UnfenceBrokerRecord,
+    UnregisterBrokerRecord,
+)
+
+METADATA_VERSION = "metadata.version"
+ELR_FEATURE = "eligible.leader.replicas.version"
+LEGACY_SESSION_EPOCH = -1  # Kafka 3.9 kept one contact time per broker id, whatever its epoch
+
+R = TypeVar("R")
+Written = tuple[tuple[int, MetadataRecord], ...]
+
+
+@dataclass(frozen=True)
+class KafkaBehaviour:
+    """The version differences of kraft-semantics §1.10, as explicit switches.
+
+    ``sessions_keyed_by_epoch``: 4.0+ tracks sessions per (id, epoch) and also fences already-fenced
+    brokers; 3.9 had one session per id, valid only while unfenced. ``activation_sessions_for_fenced``:
+    4.0 gave fenced brokers a fresh session on controller activation; 4.1+ does not (KAFKA-19130).
+    ``clean_shutdown_detection``: 4.1+ honours previousBrokerEpoch (KAFKA-18635).
+    """
+
+    name: str
+    sessions_keyed_by_epoch: bool
+    activation_sessions_for_fenced: bool
+    clean_shutdown_detection: bool
+
+
+KAFKA_3_9 = KafkaBehaviour("3.9", False, True, False)
+KAFKA_4_0 = KafkaBehaviour("4.0", True, True, False)
+KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True)
+BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)}
+
+
+@dataclass(frozen=True)
+class HeartbeatState:
+    """``BrokerHeartbeatState``: the active controller's soft state for one broker (§1.2)."""
+
+    fenced: bool
+    metadata_offset: int = -1
+    controlled_shutdown_offset: int = broker_rules.NO_CONTROLLED_SHUTDOWN
+
+
+@dataclass(frozen=True)
+class ClusterControl:
+    """The controller's state for brokers: hard state (rebuilt from the log) and the active controller's soft state.
+
+    ``next_offset`` is the log's next write offset; ``sessions`` maps (id, epoch) to the last contact
+    time; ``heartbeats`` exists only while ``active``. Times are integers in the unit of
+    ``session_timeout`` (Kafka uses nanoseconds).
+    """
+
+    cluster_id: str
+    finalized_features: FrozenMap[str, int]
+    session_timeout: int = 9000
+    behaviour: KafkaBehaviour = KAFKA_4_1
+    active: bool = True
+    next_offset: int = 0
+    brokers: FrozenMap[int, BrokerRegistration] = FrozenMap()
+    register_offsets: FrozenMap[int, int] = FrozenMap()
+    sessions: FrozenMap[tuple[int, int], int] = FrozenMap()
+    heartbeats: FrozenMap[int, HeartbeatState] = FrozenMap()
+    topics: FrozenMap[str, TopicInfo] = FrozenMap()
+    partitions: FrozenMap[TopicPartition, PartitionRegistration] = FrozenMap()
+
+    @property
+    def metadata_version(self) -> int:
+        """The finalized metadata.version level (0 when none is finalized: pre-3.3 logs)."""
+        return self.finalized_features.get(METADATA_VERSION, 0)
+
+    @property
+    def elr_enabled(self) -> bool:
+        """ELR is on iff ``eligible.leader.replicas.version`` >= 1 (§2.7)."""
+        return self.finalized_features.get(ELR_FEATURE, 0) >= 1
+
+
+def _evolve(state: ClusterControl, **changes: object) -> ClusterControl:
+    """A copy of ``state`` with ``changes``; cheaper than ``dataclasses.replace`` on the heartbeat hot path."""
+    new = object.__new__(ClusterControl)
+    new.__dict__.update(state.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+@dataclass(frozen=True)
+class Output(Generic[R]):
+    """What a transition emits: the RPC response (or timer result) and the records appended, with offsets."""
+
+    response: R
+    records: Written = ()
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationRequest:
+    """BrokerRegistration RPC (apiKey 62, v0–4) as the controller sees it (§1.3)."""
+
+    broker_id: int
+    cluster_id: str
+    incarnation_id: str
+    listeners: tuple[Endpoint, ...] = ()
+    features: tuple[FeatureRange, ...] = ()
+    rack: Optional[str] = None
+    is_migrating_zk_broker: bool = False
+    log_dirs: tuple[str, ...] = ()
+    previous_broker_epoch: int = -1
+    version: int = 4
+
+
+@dataclass(frozen=True)
+class BrokerRegistrationResponse:
+    """The reply: an error code (with Kafka's message) or the assigned broker epoch."""
+
+    error: Errors
+    broker_epoch: int = -1
+    message: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatRequest:
+    """BrokerHeartbeat RPC (apiKey 63, v0–2) (§1.5)."""
+
+    broker_id: int
+    broker_epoch: int
+    current_metadata_offset: int
+    want_fence: bool
+    want_shut_down: bool
+
+
+@dataclass(frozen=True)
+class BrokerHeartbeatResponse:
+    """The reply; on an error only ``error`` is meaningful (defaults as in the schema: fenced, not caught up)."""
+
+    error: Errors
+    is_caught_up: bool = False
+    is_fenced: bool = True
+    in_controlled_shutdown: bool = False
+    should_shut_down: bool = False
+
+
+@dataclass(frozen=True)
+class UnregisterBrokerResponse:
+    """UnregisterBroker RPC (apiKey 64) reply."""
+
+    error: Errors
+    message: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class StaleBrokerFencing:
+    """Result of one run of the stale-broker task: which session expired (if any) and whether it fenced."""
+
+    expired_session: Optional[tuple[int, int]]
+    fenced: bool
+
+
+def initial_state(cluster_id: str, metadata_version: int, *, session_timeout: int = 9000,
+                  behaviour: KafkaBehaviour = KAFKA_4_1, features: Optional[dict[str, int]] = None,
+                  next_offset: int = 0) -> ClusterControl:
+    """An active controller of a freshly bootstrapped cluster at ``metadata_version``."""
+    finalized = {METADATA_VERSION: metadata_version, **(features or {})}
+    return ClusterControl(cluster_id=cluster_id, finalized_features=FrozenMap(finalized),
+                          session_timeout=session_timeout, behaviour=behaviour, next_offset=next_offset)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions (BrokerHeartbeatTracker)
+# ---------------------------------------------------------------------------------------------
+
+def _session_key(state: ClusterControl, broker_id: int, broker_epoch: int) -> tuple[int, int]:
+    return (broker_id, broker_epoch) if state.behaviour.sessions_keyed_by_epoch else (broker_id, LEGACY_SESSION_EPOCH)
+
+
+def has_valid_session(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> bool:
+    """``hasValidSession``: a tracker entry for exactly (id, epoch) that has not expired (§1.2).
+
+    Kafka 3.9: one entry per id, and only an unfenced broker has a session (§1.10).
+    """
+    contact = state.sessions.get(_session_key(state, broker_id, broker_epoch))
+    if contact is None or broker_rules.session_expired(contact, now, state.session_timeout):
+        return False
+    if not state.behaviour.sessions_keyed_by_epoch:
+        hb = state.heartbeats.get(broker_id)
+        return hb is not None and not hb.fenced
+    return True
+
+
+def lowest_active_offset(state: ClusterControl) -> int:
+    """``lowestActiveOffset``: the smallest reported offset among unfenced, not-shutting-down brokers (§1.2)."""
+    offsets = [hb.metadata_offset for hb in state.heartbeats.values()
+               if not hb.fenced and hb.controlled_shutdown_offset < 0]
+    return min(offsets) if offsets else broker_rules.INT64_MAX
+
+
+# ---------------------------------------------------------------------------------------------
+# Replay: how records change the hard state (and, on the active controller, the heartbeat entries)
+# ---------------------------------------------------------------------------------------------
+
+def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> ClusterControl:
+    """Apply one broker or partition record written at ``offset`` (§1.3 replay, §1.4, §2.2)."""
+    if isinstance(record, RegisterBrokerRecord):
+        registration = registration_from_record(record)
+        changes: dict[str, object] = {
+            "brokers": state.brokers.set(record.broker_id, registration),
+            "register_offsets": state.register_offsets.set(record.broker_id, offset),
+        }
+        if state.active:  # the heartbeat entry is removed and registered afresh with the record's fenced flag
+            changes["heartbeats"] = state.heartbeats.set(record.broker_id, HeartbeatState(fenced=record.fenced))
+        return _evolve(state, **changes)
+    if isinstance(record, (BrokerRegistrationChangeRecord, FenceBrokerRecord, UnfenceBrokerRecord)):
+        broker_id = record.id if isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)) else record.broker_id
+        updated = apply_change(state.brokers.get(broker_id), record)
+        return _evolve(state, brokers=state.brokers.set(broker_id, updated))
+    if isinstance(record, UnregisterBrokerRecord):
+        existing = state.brokers.get(record.broker_id)
+        if existing is None or existing.epoch != record.broker_epoch:
+            raise ReplayError(f"UnregisterBrokerRecord for broker {record.broker_id} epoch {record.broker_epoch} "
+                              f"does not match the registration")
+        return _evolve(state, brokers=state.brokers.remove(record.broker_id),
+                       register_offsets=state.register_offsets.remove(record.broker_id),
+                       heartbeats=state.heartbeats.remove(record.broker_id))
+    if isinstance(record, PartitionChangeRecord):
+        key = (record.topic_id, record.partition_id)
+        return _evolve(state, partitions=state.partitions.set(key, merge(state.partitions[key], record)))
+    if isinstance(record, PartitionRecord):
+        key = (record.topic_id, record.partition_id)
+        return _evolve(state, partitions=state.partitions.set(key, PartitionRegistration.from_record(record)))
+    if isinstance(record, TopicRecord):
+        return _evolve(state, topics=state.topics.set(record.topic_id, TopicInfo(record.name, record.topic_id)))
+    raise TypeError(f"the broker lifecycle does not replay {type(record).__name__}")
+
+
+def _append(state: ClusterControl, records: list[MetadataRecord]) -> tuple[ClusterControl, Written]:
+    """Append ``records`` at the next write offsets and replay them, as the controller does after a write."""
+    written: list[tuple[int, MetadataRecord]] = []
+    for record in records:
+        offset = state.next_offset
+        state = replay(state, record, offset)
+        state = _evolve(state, next_offset=offset + 1)
+        written.append((offset, record))
+    return state, tuple(written)
+
+
+def _fence_record(state: ClusterControl, registration: BrokerRegistration) -> MetadataRecord:
+    """Fencing writes FenceBrokerRecord below MV 3.3-IV2, else BrokerRegistrationChangeRecord v0 fenced=1 (§1.4)."""
+    if mv.writes_fence_records(state.metadata_version):
+        return FenceBrokerRecord(id=registration.broker_id, epoch=registration.epoch)
+    return BrokerRegistrationChangeRecord(broker_id=registration.broker_id, broker_epoch=registration.epoch,
+                                          fenced=FENCE, version=0)
+
+
+def _unfence_record(state: ClusterControl, registration: BrokerRegistration) -> MetadataRecord:
+    """Unfencing writes UnfenceBrokerRecord below MV 3.3-IV2, else BrokerRegistrationChangeRecord v0 fenced=-1."""
+    if mv.writes_fence_records(state.metadata_version):
+        return UnfenceBrokerRecord(id=registration.broker_id, epoch=registration.epoch)
+    return BrokerRegistrationChangeRecord(broker_id=registration.broker_id, broker_epoch=registration.epoch,
+                                          fenced=UNFENCE, version=0)
+
+
+def _partition_context(state: ClusterControl) -> dict[str, object]:
+    return {"metadata_version": state.metadata_version, "elr_enabled": state.elr_enabled}
+
+
+def broker_fenced_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+    """``handleBrokerFenced``: ISR removals and re-elections, then the fence record (§2.9)."""
+    changes = partition_events.handle_broker_fenced(state.brokers, state.topics, state.partitions, broker_id,
+                                                    **_partition_context(state))
+    return [*changes, _fence_record(state, state.brokers[broker_id])]
+
+
+def broker_unfenced_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+    """``handleBrokerUnfenced``: the unfence record, then elections of leaderless partitions (§2.9)."""
+    changes = partition_events.handle_broker_unfenced(state.brokers, state.topics, state.partitions, broker_id,
+                                                      **_partition_context(state))
+    return [_unfence_record(state, state.brokers[broker_id]), *changes]
+
+
+def broker_in_controlled_shutdown_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+    """``handleBrokerInControlledShutdown``: ICS record v1 (if not yet ICS and MV supports it), then ISR removals (§1.7)."""
+    registration = state.brokers[broker_id]
+    records: list[MetadataRecord] = []
+    if not registration.in_controlled_shutdown and mv.is_in_controlled_shutdown_supported(state.metadata_version):
+        records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=registration.epoch,
+                                                      in_controlled_shutdown=1, version=1))
+    records.extend(partition_events.handle_broker_in_controlled_shutdown(
+        state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state)))
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# Registration (§1.3)
+# ---------------------------------------------------------------------------------------------
+
+def _uuid_halves(uuid_text: str) -> Optional[tuple[int, int]]:
+    """The two 64-bit halves of a Kafka base64 UUID, or None for text that is not one."""
+    try:
+        raw = base64.urlsafe_b64decode(uuid_text + "==")
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 16:
+        return None
+    return int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(raw[8:], "big", signed=True)
+
+
+def _directory_error(state: ClusterControl, request: BrokerRegistrationRequest) -> Optional[str]:
+    """The INVALID_REGISTRATION message of the directory checks, in Kafka's order (§1.3 check 4)."""
+    if not request.log_dirs:
+        return "No directories specified in request"
+    for directory in request.log_dirs:
+        halves = _uuid_halves(directory)
+        if halves is not None and broker_rules.is_reserved_directory(*halves):
+            return "Reserved directory ID in request"
+    if len(set(request.log_dirs)) != len(request.log_dirs):
+        return "Duplicate directory ID in request"
+    for directory in request.log_dirs:
+        for other in state.brokers.values():
+            if other.broker_id != request.broker_id and directory in other.log_dirs:
+                return f"Broker {other.broker_id} is already registered with directory {directory}"
+    return None
+
+
+def _feature_error(state: ClusterControl, request: BrokerRegistrationRequest) -> Optional[tuple[Errors, str]]:
+    """The feature checks of ``processRegistrationFeature`` in order (§1.3 checks 5–7)."""
+    listed = {f.name for f in request.features}
+    for feature in request.features:
+        level = state.finalized_features.get(feature.name, 0)
+        if not broker_rules.feature_level_supported(level, feature.min_supported, feature.max_supported):
+            return Errors.UNSUPPORTED_VERSION, _unsupported_message(feature.name, level, feature.min_supported,
+                                                                    feature.max_supported)
+    if METADATA_VERSION not in listed:
+        return Errors.INVALID_REGISTRATION, "Request features do not contain 'metadata.version'"
+    for name, level in sorted(state.finalized_features.items()):
+        if level != 0 and name not in listed:
+            return Errors.UNSUPPORTED_VERSION, _unsupported_message(name, level, 0, 0)
+    return None
+
+
+def _unsupported_message(name: str, level: int, low: int, high: int) -> str:
+    return (f"Unable to register because the broker does not support finalized version {level} of {name}. "
+            f"The broker wants a version between {low} and {high}, inclusive.")
+
+
+def register_broker(state: ClusterControl, request: BrokerRegistrationRequest,
+                    now: int) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
+    """``registerBroker``: the ordered checks of §1.3, then the records and the epoch.
+
+    The epoch is the offset of the first record of the operation (cleanup records of a new
+    incarnation come before the RegisterBrokerRecord); an amendment by the same incarnation keeps
+    the epoch, fenced and controlled-shutdown flags. Registration does not create a session.
+    """
+    def fail(error: Errors, message: Optional[str] = None) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
+        return state, Output(BrokerRegistrationResponse(error, message=message))
+
+    if not state.active:
+        return fail(Errors.NOT_CONTROLLER)
+    if request.cluster_id != state.cluster_id:
+        return fail(Errors.INCONSISTENT_CLUSTER_ID,
+                    f"Expected cluster ID {state.cluster_id}, but got cluster ID {request.cluster_id}")
+    existing = state.brokers.get(request.broker_id)
+    if broker_rules.is_duplicate_registration(
+            existing is not None, existing.incarnation_id if existing else "", request.incarnation_id,
+            existing is not None and has_valid_session(state, request.broker_id, existing.epoch, now)):
+        return fail(Errors.DUPLICATE_BROKER_REGISTRATION,
+                    f"Another broker is registered with that broker id. If the broker was recently restarted "
+                    f"this should self-resolve once the heartbeat timeout expires.")
+    if request.is_migrating_zk_broker:
+        return fail(Errors.BROKER_ID_NOT_REGISTERED, "Controller does not support registering ZK brokers.")
+    directories_supported = mv.is_directory_assignment_supported(state.metadata_version)
+    if directories_supported:
+        message = _directory_error(state, request)
+        if message is not None:
+            return fail(Errors.INVALID_REGISTRATION, message)
+    feature_error = _feature_error(state, request)
+    if feature_error is not None:
+        return fail(*feature_error)
+
+    first_offset = state.next_offset
+    records: list[MetadataRecord] = []
+    if existing is None or existing.incarnation_id != request.incarnation_id:
+        stored_epoch = existing.epoch if existing else broker_rules.NO_BROKER_EPOCH
+        clean = broker_rules.is_clean_shutdown(state.behaviour.clean_shutdown_detection and request.version >= 3,
+                                               stored_epoch, request.previous_broker_epoch)
+        records.extend(partition_events.handle_broker_shutdown(
+            state.brokers, state.topics, state.partitions, request.broker_id, clean, **_partition_context(state)))
+        epoch, fenced, in_controlled_shutdown = first_offset, True, False
+    else:
+        epoch, fenced, in_controlled_shutdown = existing.epoch, existing.fenced, existing.in_controlled_shutdown
+    records.append(RegisterBrokerRecord(
+        broker_id=request.broker_id, incarnation_id=request.incarnation_id, broker_epoch=epoch,
+        end_points=request.listeners, features=request.features, rack=request.rack, fenced=fenced,
+        in_controlled_shutdown=in_controlled_shutdown,
+        log_dirs=tuple(request.log_dirs) if directories_supported else (),
+        version=mv.register_broker_record_version(state.metadata_version)))
+    state, written = _append(state, records)
+    return state, Output(BrokerRegistrationResponse(Errors.NONE, broker_epoch=epoch), written)
+
+
+# ---------------------------------------------------------------------------------------------
+# Heartbeats (§1.5) and controlled shutdown (§1.7)
+# ---------------------------------------------------------------------------------------------
+
+class IllegalStateError(RuntimeError):
+    """A call Kafka's controller answers with IllegalStateException (a bug in the caller, not an RPC error)."""
+
+
+def _heartbeat_entry(state: ClusterControl, broker_id: int) -> HeartbeatState:
+    entry = state.heartbeats.get(broker_id)
+    if entry is None:
+        raise IllegalStateError(f"Broker {broker_id} is not registered.")
+    return entry
+
+
+def touch(state: ClusterControl, broker_id: int, fenced: bool, metadata_offset: int) -> ClusterControl:
+    """``BrokerHeartbeatManager.touch``: record fenced flag and offset; fencing clears the controlled-shutdown offset."""
+    current = _heartbeat_entry(state, broker_id)
+    cs_offset = broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else current.controlled_shutdown_offset
+    return _evolve(state, heartbeats=state.heartbeats.set(broker_id, HeartbeatState(fenced, metadata_offset, cs_offset)))
+
+
+def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: int, offset: int) -> ClusterControl:
+    """``maybeUpdateControlledShutdownOffset``: set once (never overwritten); a fenced broker cannot enter (§1.5 step 9)."""
+    entry = _heartbeat_entry(state, broker_id)
+    if entry.fenced:
+        raise IllegalStateError("Fenced brokers cannot enter controlled shutdown.")
+    if entry.controlled_shutdown_offset >= 0:
+        return state
+    return _evolve(state, heartbeats=state.heartbeats.set(
+        broker_id, HeartbeatState(entry.fenced, entry.metadata_offset, offset)))
+
+
+def active_brokers(state: ClusterControl) -> list[int]:
+    """The active set: unfenced, not shutting down, ordered by (reported offset, id) (``MetadataOffsetComparator``)."""
+    return [b for _, b in sorted((hb.metadata_offset, b) for b, hb in state.heartbeats.items()
+                                 if not hb.fenced and hb.controlled_shutdown_offset < 0)]
+
+
+def usable_brokers(state: ClusterControl) -> list[tuple[int, bool]]:
+    """Brokers usable for replica placement, with their fenced flag: all but those shutting down (``usableBrokers``)."""
+    return [(b, hb.fenced) for b, hb in sorted(state.heartbeats.items()) if hb.controlled_shutdown_offset < 0]
+
+
+def calculate_next_broker_state(state: ClusterControl, broker_id: int, request: "BrokerHeartbeatRequest",
+                                register_record_offset: int) -> tuple[BrokerControlState, BrokerControlState]:
+    """``calculateNextBrokerState``: (current, next) for a heartbeat; unknown brokers are an illegal state (§1.5 step 4)."""
+    entry = _heartbeat_entry(state, broker_id)
+    current = broker_rules.current_control_state(entry.fenced, entry.controlled_shutdown_offset)
+    following = broker_rules.next_control_state(
+        current, request.want_fence, request.want_shut_down,
+        broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset),
+        partition_events.leads_any_partition(state.partitions, broker_id),
+        entry.controlled_shutdown_offset, lowest_active_offset(state))
+    return current, following
+
+
+def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
+    """``trackBrokerHeartbeat``: every heartbeat refreshes (id, epoch) before any validation (§1.2)."""
+    return _evolve(state, sessions=state.sessions.set(_session_key(state, broker_id, broker_epoch), now))
+
+
+def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest,
+              now: int) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
+    """``processBrokerHeartbeat``: refresh the session, check the epoch, move along the §1.5 table, write records.
+
+    A stale or unknown epoch still refreshes its (id, epoch) session. Entering controlled shutdown
+    records the offset of the last record written (``maybeUpdateControlledShutdownOffset``), once.
+    """
+    if not state.active:
+        return state, Output(BrokerHeartbeatResponse(Errors.NOT_CONTROLLER))
+    state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
+    broker_id = request.broker_id
+    register_offset = state.register_offsets.get(broker_id)
+    registration = state.brokers.get(broker_id)
+    if register_offset is None or registration is None or registration.epoch != request.broker_epoch:
+        return state, Output(BrokerHeartbeatResponse(Errors.STALE_BROKER_EPOCH))
+    current, following = calculate_next_broker_state(state, broker_id, request, register_offset)
+    written: Written = ()
+    if current is not following:
+        if following.fenced:
+            records = broker_fenced_records(state, broker_id)
+        elif following is BrokerControlState.UNFENCED:
+            records = broker_unfenced_records(state, broker_id)
+        else:
+            records = broker_in_controlled_shutdown_records(state, broker_id)
+        state, written = _append(state, records)
+    state = touch(state, broker_id, following.fenced, request.current_metadata_offset)
+    in_controlled_shutdown = following is BrokerControlState.CONTROLLED_SHUTDOWN
+    if in_controlled_shutdown:
+        state = maybe_update_controlled_shutdown_offset(
+            state, broker_id, written[-1][0] if written else state.next_offset - 1)
+    caught_up = broker_rules.is_caught_up(request.current_metadata_offset, register_offset)
+    response = BrokerHeartbeatResponse(Errors.NONE, is_caught_up=caught_up, is_fenced=following.fenced,
+                                       in_controlled_shutdown=in_controlled_shutdown,
+                                       should_shut_down=following.should_shut_down)
+    return state, Output(response, written)
+
+
+def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
+                        now: int) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
+    """``processExpiredBrokerHeartbeat``: a heartbeat that waited past its deadline only touches the soft state (§1.5 step 10)."""
+    if not state.active:
+        return state, Output(BrokerHeartbeatResponse(Errors.NOT_CONTROLLER))
+    state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
+    registration = state.brokers.get(request.broker_id)
+    if registration is not None and request.broker_id in state.heartbeats:
+        state = touch(state, request.broker_id, registration.fenced, request.current_metadata_offset)
+    return state, Output(BrokerHeartbeatResponse(Errors.REQUEST_TIMED_OUT))
+
+
+# ---------------------------------------------------------------------------------------------
+# Session expiry (§1.6)
+# ---------------------------------------------------------------------------------------------
+
+def expired_sessions(state: ClusterControl, now: int) -> list[tuple[int, int]]:
+    """Tracker entries past their session timeout, in (id, epoch) order (3.9: only unfenced brokers')."""
+    expired = [key for key, contact in state.sessions.items()
+               if broker_rules.session_expired(contact, now, state.session_timeout)]
+    if not state.behaviour.sessions_keyed_by_epoch:
+        expired = [key for key in expired
+                   if key[0] in state.heartbeats and not state.heartbeats[key[0]].fenced]
+    return sorted(expired)
+
+
+def fence_stale_broker(state: ClusterControl, now: int,
+                       which: Optional[tuple[int, int]] = None) -> tuple[ClusterControl, Output[StaleBrokerFencing]]:
+    """``maybeFenceOneStaleBroker``: drop at most one expired session; fence its broker if the epoch is current.
+
+    Kafka takes the first expired entry in its map's iteration order; the reference takes
+    ``which`` (it must be expired) or the smallest (id, epoch). An already-fenced broker is fenced
+    again (a redundant fence record) in 4.0+.
+    """
+    if not state.active:
+        return state, Output(StaleBrokerFencing(None, False))
+    expired = expired_sessions(state, now)
+    if which is not None and which not in expired:
+        raise ValueError(f"session {which} has not expired at {now}")
+    if not expired:
+        return state, Output(StaleBrokerFencing(None, False))
+    key = which if which is not None else expired[0]
+    state = _evolve(state, sessions=state.sessions.remove(key))
+    broker_id, epoch = key
+    registration = state.brokers.get(broker_id)
+    if registration is None:
+        return _evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(StaleBrokerFencing(key, False))
+    if state.behaviour.sessions_keyed_by_epoch and registration.epoch != epoch:
+        return state, Output(StaleBrokerFencing(key, False))
+    state, written = _append(state, broker_fenced_records(state, broker_id))
+    hb = state.heartbeats[broker_id]
+    state = _evolve(state, heartbeats=state.heartbeats.set(
+        broker_id, HeartbeatState(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
+    return state, Output(StaleBrokerFencing(key, True), written)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unregistration (§1.8) and controller failover (§1.2 activation)
+# ---------------------------------------------------------------------------------------------
+
+def unregister_broker(state: ClusterControl, broker_id: int) -> tuple[ClusterControl, Output[UnregisterBrokerResponse]]:
+    """``unregisterBroker``: leave every ISR, then every ELR, then UnregisterBrokerRecord v0 (§1.8)."""
+    if not state.active:
+        return state, Output(UnregisterBrokerResponse(Errors.NOT_CONTROLLER))
+    registration = state.brokers.get(broker_id)
+    if registration is None:
+        return state, Output(UnregisterBrokerResponse(Errors.BROKER_ID_NOT_REGISTERED,
+                                                      f"Broker ID {broker_id} is not currently registered"))
+    records: list[MetadataRecord] = list(partition_events.handle_broker_unregistered(
+        state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state)))
+    records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=registration.epoch))
+    state, written = _append(state, records)
+    return state, Output(UnregisterBrokerResponse(Errors.NONE), written)
+
+
+def deactivate(state: ClusterControl) -> ClusterControl:
+    """Losing leadership drops all soft state: heartbeat entries and sessions (§1.2)."""
+    return _evolve(state, active=False, heartbeats=FrozenMap(), sessions=FrozenMap())
+
+
+def activate(state: ClusterControl, now: int) -> ClusterControl:
+    """``ClusterControlManager.activate``: register every broker; only unfenced ones get a session (4.1+; 4.0 all)."""
+    heartbeats = FrozenMap({b.broker_id: HeartbeatState(fenced=b.fenced) for b in state.brokers.values()})
+    sessions = FrozenMap({_session_key(state, b.broker_id, b.epoch): now for b in state.brokers.values()
+                          if not b.fenced or state.behaviour.activation_sessions_for_fenced})
+    return _evolve(state, active=True, heartbeats=heartbeats, sessions=sessions)
+
+
+def create_topic(state: ClusterControl, topic: TopicInfo,
+                 assignments: tuple[tuple[int, ...], ...]) -> tuple[ClusterControl, Output[Errors]]:
+    """CreateTopics with a manual assignment: TopicRecord, then one PartitionRecord per partition (§2.1 creation rule).
+
+    The topic's configs (unclean election, min.insync.replicas) travel in ``topic``; Kafka writes them
+    as ConfigRecords, which this component does not model.
+    """
+    if not state.active:
+        return state, Output(Errors.NOT_CONTROLLER)
+    records: list[MetadataRecord] = [TopicRecord(name=topic.name, topic_id=topic.topic_id)]
+    for partition_id, replicas in enumerate(assignments):
+        error, partition = create_partition(state.brokers, topic.topic_id, partition_id, replicas,
+                                            metadata_version=state.metadata_version)
+        if partition is None:
+            return state, Output(error)
+        records.append(partition)
+    state, written = _append(state, records)
+    return _evolve(state, topics=state.topics.set(topic.topic_id, topic)), Output(Errors.NONE, written)
+
+
+def log_advanced(state: ClusterControl, next_offset: int) -> ClusterControl:
+    """Other records (NoOpRecords every ``metadata.max.idle.interval.ms``, other components' writes) moved the log end."""
+    if next_offset < state.next_offset:
+        raise ValueError(f"the log end offset cannot go back from {state.next_offset} to {next_offset}")
+    return _evolve(state, next_offset=next_offset)

@@ -1,0 +1,101 @@
+"""Small rule functions of broker registration and heartbeats, kept CrossHair-reachable (plain ints and bools).
+
+Each is one named rule of kraft-semantics §1; the transitions in ``broker.py`` call them by name.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+NO_CONTROLLED_SHUTDOWN = -1
+NO_BROKER_EPOCH = -2  # ``storedBrokerEpoch`` when there is no existing registration (§1.3)
+INT64_MAX = 2**63 - 1  # ``lowestActiveOffset`` with no active broker
+
+
+class BrokerControlState(Enum):
+    """``BrokerControlState``: the controller's view of a heartbeating broker (§1.5)."""
+
+    FENCED = "FENCED"
+    UNFENCED = "UNFENCED"
+    CONTROLLED_SHUTDOWN = "CONTROLLED_SHUTDOWN"
+    SHUTDOWN_NOW = "SHUTDOWN_NOW"
+
+    @property
+    def fenced(self) -> bool:
+        """FENCED and SHUTDOWN_NOW report ``isFenced``."""
+        return self in (BrokerControlState.FENCED, BrokerControlState.SHUTDOWN_NOW)
+
+    @property
+    def should_shut_down(self) -> bool:
+        """Only SHUTDOWN_NOW tells the broker to shut down."""
+        return self is BrokerControlState.SHUTDOWN_NOW
+
+
+def session_expired(contact_time: int, now: int, session_timeout: int) -> bool:
+    """``BrokerHeartbeatTracker.isExpired``: strictly past ``contact + timeout``; a future contact never expires (§1.2)."""
+    return now > contact_time and contact_time + session_timeout < now
+
+
+def is_caught_up(current_metadata_offset: int, register_record_offset: int) -> bool:
+    """A broker is caught up once its reported offset reached its RegisterBrokerRecord's own offset (§1.5 step 8)."""
+    return current_metadata_offset >= register_record_offset
+
+
+def is_duplicate_registration(has_existing: bool, existing_incarnation: str, request_incarnation: str,
+                              existing_session_valid: bool) -> bool:
+    """DUPLICATE_BROKER_REGISTRATION: another incarnation while the existing epoch's session is valid (§1.3 check 2).
+
+    The same incarnation may always re-register (an amendment).
+    """
+    return has_existing and existing_session_valid and request_incarnation != existing_incarnation
+
+
+def feature_level_supported(finalized_level: int, min_supported: int, max_supported: int) -> bool:
+    """A finalized feature level must lie in the broker's inclusive supported range (§1.3 check 5)."""
+    return min_supported <= finalized_level <= max_supported
+
+
+def is_clean_shutdown(detection_enabled: bool, stored_broker_epoch: int, previous_broker_epoch: int) -> bool:
+    """Clean shutdown: detection on (request v3+, Kafka 4.1+) and previousBrokerEpoch = stored epoch (-2 if none) (§1.3)."""
+    return detection_enabled and stored_broker_epoch == previous_broker_epoch
+
+
+def shutdown_granted(leads_partitions: bool, controlled_shutdown_offset: int, lowest_active_offset: int) -> bool:
+    """Controlled shutdown completes when the broker leads nothing and every active broker reached its offset (§1.7)."""
+    return not leads_partitions and controlled_shutdown_offset <= lowest_active_offset
+
+
+def current_control_state(fenced: bool, controlled_shutdown_offset: int) -> BrokerControlState:
+    """``currentBrokerState``: shutting down (offset >= 0) wins over fenced (§1.5 step 4)."""
+    if controlled_shutdown_offset >= 0:
+        return BrokerControlState.CONTROLLED_SHUTDOWN
+    if fenced:
+        return BrokerControlState.FENCED
+    return BrokerControlState.UNFENCED
+
+
+def next_control_state(current: BrokerControlState, want_fence: bool, want_shut_down: bool, caught_up: bool,
+                       leads_partitions: bool, controlled_shutdown_offset: int,
+                       lowest_active_offset: int) -> BrokerControlState:
+    """``calculateNextBrokerState``: the heartbeat transition table of kraft-semantics §1.5 step 4."""
+    S = BrokerControlState
+    if current is S.FENCED:
+        if want_shut_down:
+            return S.SHUTDOWN_NOW
+        if not want_fence and caught_up:
+            return S.UNFENCED
+        return S.FENCED
+    if current is S.UNFENCED:
+        if want_fence:
+            return S.SHUTDOWN_NOW if want_shut_down else S.FENCED
+        if want_shut_down:
+            return S.CONTROLLED_SHUTDOWN if leads_partitions else S.SHUTDOWN_NOW
+        return S.UNFENCED
+    if shutdown_granted(leads_partitions, controlled_shutdown_offset, lowest_active_offset):
+        return S.SHUTDOWN_NOW
+    return S.CONTROLLED_SHUTDOWN
+
+
+def is_reserved_directory(most_significant: int, least_significant: int) -> bool:
+    """Reserved directory ids: most-significant 64 bits zero and least-significant below 100 (§1.3 check 4)."""
+    return most_significant == 0 and 0 <= least_significant < 100

@@ -1,0 +1,259 @@
+"""Agreement between the reference and a TLA+ spec: same reachable states, same labelled edges.
+
+``kraftspec agree COMPONENT`` explores the reference breadth-first under the bounds in the spec's
+TLC config, projects every reference state onto the spec's variables, and compares that labelled
+graph with TLC's full state graph (``-dump dot,actionlabels``). Self-loops are left out on both
+sides (a rejected request leaves the reference unchanged; TLC has no step for it). On a
+difference it prints the shortest path from an initial state to the first edge that differs, in
+the spec's vocabulary (TLA+ states and action names) and the reference's (function calls).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Generic, Hashable, Iterable, Mapping, Optional, TypeVar
+
+import networkx as nx
+
+from kraftspec.spec.tla_values import TlaValue
+
+S = TypeVar("S", bound=Hashable)
+StateKey = tuple[tuple[str, TlaValue], ...]
+Edge = tuple[StateKey, str, StateKey]
+
+COMPONENTS: dict[str, str] = {
+    "broker": "kraftspec.spec.agree_broker",
+    "partition": "kraftspec.spec.agree_partition",
+    "raft": "kraftspec.spec.agree_raft",
+    "controller": "kraftspec.spec.agree_controller",
+}
+SPEC_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Step(Generic[S]):
+    """One reference transition: the spec action it corresponds to, the call in the reference's words, the result."""
+
+    action: str
+    call: str
+    state: S
+
+
+@dataclass(frozen=True)
+class AgreementModel(Generic[S]):
+    """How to explore one component's reference under its spec's bounds (see DEVELOPERS.md)."""
+
+    component: str
+    spec_module: str
+    initial_states: Callable[[Mapping[str, TlaValue]], Iterable[S]]
+    successors: Callable[[S, Mapping[str, TlaValue]], Iterable[Step[S]]]
+    project: Callable[[S], Mapping[str, TlaValue]]
+
+    @property
+    def module_path(self) -> Path:
+        return SPEC_DIR / f"{self.spec_module}.tla"
+
+    @property
+    def config_path(self) -> Path:
+        return SPEC_DIR / f"{self.spec_module}.cfg"
+
+
+def state_key(state: Mapping[str, TlaValue]) -> StateKey:
+    """A hashable key for a spec state: its variables in name order."""
+    return tuple(sorted(state.items()))
+
+
+@dataclass
+class LabelledGraph:
+    """A reachable state graph in the spec's vocabulary, with how each edge was produced by the reference."""
+
+    initial: set[StateKey] = field(default_factory=set)
+    nodes: set[StateKey] = field(default_factory=set)
+    edges: set[Edge] = field(default_factory=set)
+    calls: dict[Edge, str] = field(default_factory=dict)
+    witnesses: dict[StateKey, Any] = field(default_factory=dict)
+
+    @property
+    def edge_count(self) -> int:
+        return len(self.edges)
+
+
+def explore_reference(model: AgreementModel[S], constants: Mapping[str, TlaValue]) -> LabelledGraph:
+    """Breadth-first exploration of the reference's reachable states under the spec's bounds."""
+    graph = LabelledGraph()
+    seen: set[S] = set()
+    queue: deque[S] = deque()
+    for state in model.initial_states(constants):
+        key = state_key(model.project(state))
+        graph.initial.add(key)
+        graph.nodes.add(key)
+        graph.witnesses.setdefault(key, state)
+        if state not in seen:
+            seen.add(state)
+            queue.append(state)
+    while queue:
+        state = queue.popleft()
+        source = state_key(model.project(state))
+        for step in model.successors(state, constants):
+            target = state_key(model.project(step.state))
+            if target != source:
+                edge = (source, step.action, target)
+                graph.edges.add(edge)
+                graph.calls.setdefault(edge, step.call)
+            graph.nodes.add(target)
+            graph.witnesses.setdefault(target, step.state)
+            if step.state not in seen:
+                seen.add(step.state)
+                queue.append(step.state)
+    return graph
+
+
+def graph_from_tlc(dump: "nx.MultiDiGraph") -> LabelledGraph:
+    """The spec's graph from TLC's dump (node attribute ``state``, ``initial``; edge attribute ``action``)."""
+    graph = LabelledGraph()
+    keys = {node: state_key(data["state"]) for node, data in dump.nodes(data=True)}
+    for node, data in dump.nodes(data=True):
+        graph.nodes.add(keys[node])
+        if data.get("initial"):
+            graph.initial.add(keys[node])
+    for source, target, data in dump.edges(data=True):
+        if keys[source] != keys[target]:
+            graph.edges.add((keys[source], data["action"], keys[target]))
+    return graph
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first differing edge (or initial state), with the shortest path that reaches it."""
+
+    kind: str  # "edge only in reference", "edge only in spec", "initial state only in ..."
+    path: tuple[Edge, ...]
+    edge: Optional[Edge]
+    state: Optional[StateKey]
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """The outcome of one agreement check."""
+
+    component: str
+    spec_states: int
+    spec_edges: int
+    reference_states: int
+    reference_edges: int
+    difference: Optional[Difference]
+    reference_seconds: float
+    tlc_seconds: float
+
+    @property
+    def identical(self) -> bool:
+        return self.difference is None
+
+    def summary(self) -> str:
+        if self.identical:
+            return f"agree {self.component}: {self.spec_states} states, {self.spec_edges} edges, identical"
+        return (f"agree {self.component}: DIFFERENT (spec {self.spec_states} states / {self.spec_edges} edges, "
+                f"reference {self.reference_states} states / {self.reference_edges} edges): {self.difference.kind}")
+
+
+def _shortest_paths(graph: LabelledGraph) -> dict[StateKey, tuple[Edge, ...]]:
+    """Breadth-first shortest edge paths from the initial states to every node."""
+    adjacency: dict[StateKey, list[Edge]] = {}
+    for edge in sorted(graph.edges, key=repr):
+        adjacency.setdefault(edge[0], []).append(edge)
+    paths: dict[StateKey, tuple[Edge, ...]] = {key: () for key in graph.initial}
+    queue = deque(sorted(graph.initial, key=repr))
+    while queue:
+        node = queue.popleft()
+        for edge in adjacency.get(node, []):
+            if edge[2] not in paths:
+                paths[edge[2]] = paths[node] + (edge,)
+                queue.append(edge[2])
+    return paths
+
+
+def first_difference(reference: LabelledGraph, spec: LabelledGraph) -> Optional[Difference]:
+    """The difference closest to an initial state, or None when the graphs are identical."""
+    for side, mine, other in (("reference", reference, spec), ("spec", spec, reference)):
+        extra = sorted(mine.initial - other.initial, key=repr)
+        if extra:
+            return Difference(f"initial state only in {side}", (), None, extra[0])
+    candidates: list[tuple[int, str, Difference]] = []
+    for side, mine, other in (("reference", reference, spec), ("spec", spec, reference)):
+        paths = _shortest_paths(mine)
+        for edge in mine.edges - other.edges:
+            path = paths.get(edge[0])
+            if path is not None:
+                candidates.append((len(path), repr(edge), Difference(f"edge only in {side}", path, edge, None)))
+    if candidates:
+        return min(candidates, key=lambda c: (c[0], c[1]))[2]
+    return None
+
+
+def load_model(component: str) -> AgreementModel[Any]:
+    """The agreement model of ``component`` (a clear error for one that does not exist yet)."""
+    if component not in COMPONENTS:
+        raise KeyError(f"unknown component {component!r}; known: {', '.join(sorted(COMPONENTS))}")
+    try:
+        module = importlib.import_module(COMPONENTS[component])
+    except ModuleNotFoundError as exc:
+        if exc.name == COMPONENTS[component]:
+            raise KeyError(f"component {component!r} has no agreement model yet") from exc
+        raise
+    return module.MODEL
+
+
+def check_agreement(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2) -> AgreementReport:
+    """Run TLC's state-graph dump and the reference exploration, and compare them."""
+    from kraftspec.spec.state_graph import dump_state_graph
+    from kraftspec.spec.tlc_config import read_constants
+
+    constants = read_constants(model.config_path)
+    started = time.perf_counter()
+    dump = dump_state_graph(model.module_path, model.config_path, timeout_s=timeout_s, workers=workers)
+    tlc_seconds = time.perf_counter() - started
+    spec = graph_from_tlc(dump)
+    started = time.perf_counter()
+    reference = explore_reference(model, constants)
+    reference_seconds = time.perf_counter() - started
+    return AgreementReport(
+        component=model.component, spec_states=len(spec.nodes), spec_edges=spec.edge_count,
+        reference_states=len(reference.nodes), reference_edges=reference.edge_count,
+        difference=first_difference(reference, spec), reference_seconds=reference_seconds,
+        tlc_seconds=tlc_seconds,
+    )
+
+
+def explain(report: AgreementReport, model: AgreementModel[Any]) -> str:
+    """The shortest path to the first difference, in the spec's vocabulary and the reference's."""
+    from kraftspec.spec.tla_parse import to_tla
+    from kraftspec.spec.tlc_config import read_constants
+
+    difference = report.difference
+    if difference is None:
+        return report.summary()
+    reference = explore_reference(model, read_constants(model.config_path))
+    lines = [report.summary(), ""]
+
+    def show(key: StateKey) -> list[str]:
+        return [f"      /\\ {name} = {to_tla(value)}" for name, value in key]
+
+    if difference.state is not None:
+        lines.append(f"{difference.kind}:")
+        lines.extend(show(difference.state))
+        return "\n".join(lines)
+    lines.append(f"Shortest path to the first differing edge ({len(difference.path)} steps before it):")
+    start = difference.path[0][0] if difference.path else difference.edge[0]
+    lines.append("  initial state:")
+    lines.extend(show(start))
+    for index, edge in enumerate(difference.path + (difference.edge,), start=1):
+        last = index == len(difference.path) + 1
+        call = reference.calls.get(edge, "(no reference call takes this edge)")
+        marker = f"  DIFFERS ({difference.kind})" if last else ""
+        lines.append(f"  step {index}: spec action {edge[1]}; reference call {call}{marker}")
+        lines.extend(show(edge[2]))
+    return "\n".join(lines)

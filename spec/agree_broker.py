@@ -1,0 +1,160 @@
+"""The broker lifecycle explored under ``BrokerLifecycle.cfg``'s bounds, in the spec's vocabulary.
+
+Each successor calls one reference function with one choice of the spec action's parameters
+(``Register(b, i)`` ~ ``register_broker``, ``Heartbeat(b, e, off, wf, ws)`` ~ ``heartbeat``, ...). The
+explored state is the controller state plus what the spec keeps beside it: the clock and the control
+state granted by each broker's last accepted heartbeat. The spec's model uses metadata.version
+3.6-IV2 (no directory assignment, no leader-epoch bump on ISR shrink) and no ELR.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Iterator, Mapping
+
+from kraftspec.reference import broker
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.metadata_version import LEVELS
+from kraftspec.reference.partition import PartitionRegistration, TopicInfo
+from kraftspec.reference.records import FeatureRange
+from kraftspec.spec.agree import AgreementModel, Step
+from kraftspec.spec.tla_values import TlaValue, fn, record
+
+METADATA_VERSION = LEVELS["3.6-IV2"]
+CLUSTER_ID = "kraftspec-agree-cluster"
+TOPIC = TopicInfo(name="foo", topic_id="FOOFOOFOOFOOFOOFOOFOOw")
+FEATURES = (FeatureRange("metadata.version", LEVELS["3.3-IV3"], METADATA_VERSION),)
+
+
+@dataclass(frozen=True)
+class ExploredState:
+    """A reachable point of the bounded model: the controller, the clock, each broker's last granted state."""
+
+    control: broker.ClusterControl
+    clock: int
+    last_reply: FrozenMap[int, str]
+
+
+def directory_of(broker_id: int) -> str:
+    """A log directory id owned by ``broker_id`` (a non-reserved Kafka base64 UUID)."""
+    return base64.urlsafe_b64encode(bytes([0x10 + broker_id]) * 16).decode().rstrip("=")
+
+
+def granted_state(response: broker.BrokerHeartbeatResponse) -> str:
+    """The BrokerControlState a successful heartbeat reply reveals."""
+    if response.should_shut_down:
+        return "SHUTDOWN_NOW"
+    if response.in_controlled_shutdown:
+        return "CONTROLLED_SHUTDOWN"
+    return "FENCED" if response.is_fenced else "UNFENCED"
+
+
+def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
+    """``Init``: no broker registered; the partition is leaderless with every broker in its ISR."""
+    brokers = sorted(constants["Brokers"])
+    control = broker.initial_state(CLUSTER_ID, METADATA_VERSION, session_timeout=int(constants["SessionTimeout"]))
+    control = broker._evolve(
+        control,
+        topics=FrozenMap({TOPIC.topic_id: TOPIC}),
+        partitions=FrozenMap({(TOPIC.topic_id, 0): PartitionRegistration(
+            replicas=tuple(brokers), isr=tuple(brokers), leader=-1)}),
+    )
+    yield ExploredState(control, 0, FrozenMap({b: "none" for b in brokers}))
+
+
+def _known_epochs(state: ExploredState, broker_id: int) -> set[int]:
+    registration = state.control.brokers.get(broker_id)
+    epochs = {epoch for (b, epoch) in state.control.sessions if b == broker_id}
+    if registration is not None:
+        epochs.add(registration.epoch)
+    return epochs
+
+
+def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    """Every action of the spec's ``Next`` with every parameter choice, as reference calls."""
+    control, clock = state.control, state.clock
+    brokers = sorted(constants["Brokers"])
+    may_write = control.next_offset < int(constants["MaxOffset"])
+    if may_write:
+        for b in brokers:
+            for incarnation in sorted(constants["Incarnations"]):
+                request = broker.BrokerRegistrationRequest(
+                    broker_id=b, cluster_id=CLUSTER_ID, incarnation_id=str(incarnation), features=FEATURES,
+                    log_dirs=(directory_of(b),))
+                after, out = broker.register_broker(control, request, clock)
+                if out.response.error is Errors.NONE:
+                    yield Step("Register", f"register_broker(broker {b}, incarnation {incarnation}, now={clock})",
+                               ExploredState(after, clock, state.last_reply.set(b, "none")))
+        for b in brokers:
+            soft = control.heartbeats.get(b)
+            offsets = {soft.metadata_offset if soft is not None else -1, control.next_offset - 1}
+            for epoch in sorted(_known_epochs(state, b)):
+                for offset in sorted(offsets):
+                    for want_fence in (False, True):
+                        for want_shut_down in (False, True):
+                            request = broker.BrokerHeartbeatRequest(b, epoch, offset, want_fence, want_shut_down)
+                            after, out = broker.heartbeat(control, request, clock)
+                            replies = state.last_reply
+                            if out.response.error is Errors.NONE:
+                                replies = replies.set(b, granted_state(out.response))
+                            yield Step("Heartbeat",
+                                       f"heartbeat(broker {b}, epoch {epoch}, offset {offset}, wantFence={want_fence}, "
+                                       f"wantShutDown={want_shut_down}, now={clock})",
+                                       ExploredState(after, clock, replies))
+        for session in broker.expired_sessions(control, clock):
+            after, _ = broker.fence_stale_broker(control, clock, which=session)
+            yield Step("FenceStaleBroker", f"fence_stale_broker(now={clock}, which={session})",
+                       ExploredState(after, clock, state.last_reply))
+        for b in brokers:
+            if b in control.brokers:
+                after, _ = broker.unregister_broker(control, b)
+                yield Step("Unregister", f"unregister_broker(broker {b})",
+                           ExploredState(after, clock, state.last_reply.set(b, "none")))
+    yield Step("Failover", f"activate(deactivate(state), now={clock})",
+               ExploredState(broker.activate(broker.deactivate(control), clock), clock, state.last_reply))
+    if clock < int(constants["MaxTime"]):
+        yield Step("Tick", f"clock {clock} -> {clock + 1}", ExploredState(control, clock + 1, state.last_reply))
+
+
+def project(state: ExploredState) -> dict[str, TlaValue]:
+    """The spec's variables (``clock``, ``nextOffset``, ``reg``, ``hb``, ``sessions``, ``part``, ``lastReply``)."""
+    control = state.control
+    brokers = sorted(state.last_reply)
+    reg = {}
+    hb = {}
+    for b in brokers:
+        registration = control.brokers.get(b)
+        if registration is None:
+            reg[b] = record(epoch=-1, inc=0, fenced=True, ics=False, offset=-1)
+        else:
+            reg[b] = record(epoch=registration.epoch, inc=int(registration.incarnation_id),
+                            fenced=registration.fenced, ics=registration.in_controlled_shutdown,
+                            offset=control.register_offsets[b])
+        soft = control.heartbeats.get(b)
+        if soft is None:
+            hb[b] = record(present=False, fenced=True, offset=-1, cso=-1)
+        else:
+            hb[b] = record(present=True, fenced=soft.fenced, offset=soft.metadata_offset,
+                           cso=soft.controlled_shutdown_offset)
+    partition = control.partitions[(TOPIC.topic_id, 0)]
+    return {
+        "clock": state.clock,
+        "nextOffset": control.next_offset,
+        "reg": fn(reg),
+        "hb": fn(hb),
+        "sessions": fn({(b, e): t for (b, e), t in control.sessions.items()}),
+        "part": record(leader=partition.leader, isr=partition.isr, leaderEpoch=partition.leader_epoch,
+                       partitionEpoch=partition.partition_epoch),
+        "lastReply": fn(dict(state.last_reply)),
+    }
+
+
+MODEL: AgreementModel[ExploredState] = AgreementModel(
+    component="broker",
+    spec_module="BrokerLifecycle",
+    initial_states=initial_states,
+    successors=successors,
+    project=project,
+)
