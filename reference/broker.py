@@ -401,7 +401,7 @@ def register_broker(state: ClusterControl, request: BrokerRegistrationRequest,
                     f"Expected cluster ID {state.cluster_id}, but got cluster ID {request.cluster_id}")
     existing = state.brokers.get(request.broker_id)
     if broker_rules.is_duplicate_registration(
-            existing is not None, existing.incarnation_id if existing else "", request.incarnation_id,
+            existing is not None, existing is not None and existing.incarnation_id == request.incarnation_id,
             existing is not None and has_valid_session(state, request.broker_id, existing.epoch, now)):
         return fail(Errors.DUPLICATE_BROKER_REGISTRATION,
                     f"Another broker is registered with that broker id. If the broker was recently restarted "

@@ -41,13 +41,12 @@ def is_caught_up(current_metadata_offset: int, register_record_offset: int) -> b
     return current_metadata_offset >= register_record_offset
 
 
-def is_duplicate_registration(has_existing: bool, existing_incarnation: str, request_incarnation: str,
-                              existing_session_valid: bool) -> bool:
+def is_duplicate_registration(has_existing: bool, same_incarnation: bool, existing_session_valid: bool) -> bool:
     """DUPLICATE_BROKER_REGISTRATION: another incarnation while the existing epoch's session is valid (§1.3 check 2).
 
     The same incarnation may always re-register (an amendment).
     """
-    return has_existing and existing_session_valid and request_incarnation != existing_incarnation
+    return has_existing and existing_session_valid and not same_incarnation
 
 
 def feature_level_supported(finalized_level: int, min_supported: int, max_supported: int) -> bool:

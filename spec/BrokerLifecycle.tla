@@ -126,9 +126,16 @@ Register(b, i) ==
     /\ lastReply' = [lastReply EXCEPT ![b] = "none"]
     /\ UNCHANGED <<clock, sessions>>
 
+(* Broker behaviour assumed (BrokerLifecycleManager): once its registration is in controlled   *)
+(* shutdown, a broker never retracts; Kafka itself would unfence and elect it again (§2.4).     *)
+NeverRetractsShutdown(b, e, wantShutDown) == (Registered(b) /\ e = reg[b].epoch /\ reg[b].ics) => wantShutDown
+
 (* processBrokerHeartbeat (§1.5): the session is refreshed before any validation. *)
 Heartbeat(b, e, off, wantFence, wantShutDown) ==
     /\ nextOffset < MaxOffset
+    /\ e \in KnownEpochs(b)
+    /\ off \in ReportableOffsets(b)
+    /\ NeverRetractsShutdown(b, e, wantShutDown)
     /\ sessions' = TouchSession(<<b, e>>)
     /\ IF ~Registered(b) \/ reg[b].epoch # e
        THEN UNCHANGED <<clock, nextOffset, reg, hb, part, lastReply>>
@@ -200,9 +207,8 @@ Tick ==
 
 Next ==
     \/ \E b \in Brokers, i \in Incarnations : Register(b, i)
-    \/ \E b \in Brokers : \E e \in KnownEpochs(b), off \in ReportableOffsets(b), wf, ws \in BOOLEAN :
-           Heartbeat(b, e, off, wf, ws)
-    \/ \E p \in DOMAIN sessions : FenceStaleBroker(p[1], p[2])
+    \/ \E b \in Brokers, e \in 0..MaxOffset, off \in -1..MaxOffset, wf, ws \in BOOLEAN : Heartbeat(b, e, off, wf, ws)
+    \/ \E b \in Brokers, e \in 0..MaxOffset : FenceStaleBroker(b, e)
     \/ \E b \in Brokers : Unregister(b)
     \/ Failover
     \/ Tick

@@ -19,10 +19,10 @@ from typing import Any, Callable, Generic, Hashable, Iterable, Mapping, Optional
 
 import networkx as nx
 
+from kraftspec.spec.state_graph import StateKey, state_key
 from kraftspec.spec.tla_values import TlaValue
 
 S = TypeVar("S", bound=Hashable)
-StateKey = tuple[tuple[str, TlaValue], ...]
 Edge = tuple[StateKey, str, StateKey]
 
 COMPONENTS: dict[str, str] = {
@@ -60,11 +60,6 @@ class AgreementModel(Generic[S]):
     @property
     def config_path(self) -> Path:
         return SPEC_DIR / f"{self.spec_module}.cfg"
-
-
-def state_key(state: Mapping[str, TlaValue]) -> StateKey:
-    """A hashable key for a spec state: its variables in name order."""
-    return tuple(sorted(state.items()))
 
 
 @dataclass
@@ -113,16 +108,15 @@ def explore_reference(model: AgreementModel[S], constants: Mapping[str, TlaValue
 
 
 def graph_from_tlc(dump: "nx.MultiDiGraph") -> LabelledGraph:
-    """The spec's graph from TLC's dump (node attribute ``state``, ``initial``; edge attribute ``action``)."""
+    """The spec's graph from TLC's dump (nodes are state keys with attribute ``initial``; edges carry ``action``)."""
     graph = LabelledGraph()
-    keys = {node: state_key(data["state"]) for node, data in dump.nodes(data=True)}
     for node, data in dump.nodes(data=True):
-        graph.nodes.add(keys[node])
+        graph.nodes.add(node)
         if data.get("initial"):
-            graph.initial.add(keys[node])
+            graph.initial.add(node)
     for source, target, data in dump.edges(data=True):
-        if keys[source] != keys[target]:
-            graph.edges.add((keys[source], data["action"], keys[target]))
+        if source != target:
+            graph.edges.add((source, data["action"], target))
     return graph
 
 
@@ -207,16 +201,23 @@ def load_model(component: str) -> AgreementModel[Any]:
     return module.MODEL
 
 
-def check_agreement(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2) -> AgreementReport:
-    """Run TLC's state-graph dump and the reference exploration, and compare them."""
-    from kraftspec.spec.state_graph import dump_state_graph
+def spec_graph(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2) -> tuple[LabelledGraph, float]:
+    """TLC's full state graph of the component's spec (TLC run with ``-deadlock``), and the seconds it took."""
+    from kraftspec.spec.state_graph import state_graph
+
+    started = time.perf_counter()
+    dump, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s, workers=workers)
+    return graph_from_tlc(dump), time.perf_counter() - started
+
+
+def check_agreement(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2,
+                    spec: Optional[tuple[LabelledGraph, float]] = None) -> AgreementReport:
+    """Run TLC's state-graph dump (unless ``spec`` is given) and the reference exploration, and compare them."""
     from kraftspec.spec.tlc_config import read_constants
 
     constants = read_constants(model.config_path)
-    started = time.perf_counter()
-    dump = dump_state_graph(model.module_path, model.config_path, timeout_s=timeout_s, workers=workers)
-    tlc_seconds = time.perf_counter() - started
-    spec = graph_from_tlc(dump)
+    spec_result = spec if spec is not None else spec_graph(model, timeout_s=timeout_s, workers=workers)
+    spec, tlc_seconds = spec_result
     started = time.perf_counter()
     reference = explore_reference(model, constants)
     reference_seconds = time.perf_counter() - started

@@ -64,6 +64,12 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
     yield ExploredState(control, 0, FrozenMap({b: "none" for b in brokers}))
 
 
+def never_retracts_shutdown(control: broker.ClusterControl, broker_id: int, epoch: int) -> bool:
+    """The spec's broker assumption: a broker whose registration is in controlled shutdown keeps asking to shut down."""
+    registration = control.brokers.get(broker_id)
+    return not (registration is not None and registration.epoch == epoch and registration.in_controlled_shutdown)
+
+
 def _known_epochs(state: ExploredState, broker_id: int) -> set[int]:
     registration = state.control.brokers.get(broker_id)
     epochs = {epoch for (b, epoch) in state.control.sessions if b == broker_id}
@@ -94,6 +100,8 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
                 for offset in sorted(offsets):
                     for want_fence in (False, True):
                         for want_shut_down in (False, True):
+                            if not (want_shut_down or never_retracts_shutdown(control, b, epoch)):
+                                continue
                             request = broker.BrokerHeartbeatRequest(b, epoch, offset, want_fence, want_shut_down)
                             after, out = broker.heartbeat(control, request, clock)
                             replies = state.last_reply

@@ -416,3 +416,19 @@ def test_broker_state_values_and_registration_timeout() -> None:
     assert lc.check_registration_timeout(process, 59_999).state is BrokerState.STARTING
     timed_out = lc.check_registration_timeout(process, 60_000)
     assert timed_out.state is BrokerState.SHUTTING_DOWN and timed_out.broker_epoch == -1
+
+
+def test_kafka_unfences_a_shutting_down_broker_that_retracts_its_shutdown() -> None:
+    """Found by the model: the in-controlled-shutdown flag does not stop an unfence, which elects the broker (§2.4).
+
+    A real broker never sends this after SHUTDOWN_NOW, so the spec assumes it away; the reference keeps Kafka's behaviour.
+    """
+    state = brokers_up(new_cluster(), [1])
+    state, topic_id = topic(state, "foo", [[1]])
+    state, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 0)
+    assert out.response.in_controlled_shutdown and state.partitions[(topic_id, 0)].leader == -1
+    state, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 0)
+    assert out.response.should_shut_down and state.brokers[1].fenced
+    state, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, False), 0)
+    assert not out.response.is_fenced
+    assert state.brokers[1].in_controlled_shutdown and state.partitions[(topic_id, 0)].leader == 1

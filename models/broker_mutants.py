@@ -1,0 +1,78 @@
+"""Deliberately wrong variants of the broker-lifecycle rules, and the layers expected to catch each.
+
+Layers: ``scenario`` (tests/test_broker_scenarios.py), ``model`` (models/broker.py),
+``crosshair`` (proofs/broker.py), ``agree`` (spec/BrokerLifecycle.tla via ``kraftspec agree broker``).
+``tests/test_broker_mutants.py`` applies each one and checks that every named layer fails.
+"""
+
+from __future__ import annotations
+
+from kraftspec.mutants import Mutant
+from kraftspec.reference import broker
+from kraftspec.reference.broker import ClusterControl
+from kraftspec.reference.records import MetadataRecord
+
+
+def session_expired_inclusive(contact_time: int, now: int, session_timeout: int) -> bool:
+    """Wrong: ``>=`` for ``>``, so a session expires at exactly contact + timeout."""
+    return now > contact_time and contact_time + session_timeout <= now
+
+
+def always_caught_up(current_metadata_offset: int, register_record_offset: int) -> bool:
+    """Wrong: unfences a broker before it replayed its own RegisterBrokerRecord."""
+    return True
+
+
+def duplicate_ignoring_incarnation(has_existing: bool, same_incarnation: bool, existing_session_valid: bool) -> bool:
+    """Wrong: ignores the incarnation id, so a live broker cannot even amend its own registration."""
+    return has_existing and existing_session_valid
+
+
+def never_duplicate(has_existing: bool, same_incarnation: bool, existing_session_valid: bool) -> bool:
+    """Wrong: no duplicate check, so a new incarnation takes over a broker id whose session is live."""
+    return False
+
+
+def track_heartbeat_unfenced_only(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
+    """Wrong: a heartbeat does not refresh the session of a fenced broker."""
+    registration = state.brokers.get(broker_id)
+    if registration is not None and registration.fenced:
+        return state
+    return broker._evolve(state, sessions=state.sessions.set((broker_id, broker_epoch), now))
+
+
+def shutdown_ignoring_lagging_brokers(leads_partitions: bool, controlled_shutdown_offset: int,
+                                      lowest_active_offset: int) -> bool:
+    """Wrong: grants shutdown before every active broker replayed the controlled-shutdown records."""
+    return not leads_partitions
+
+
+def fence_without_partition_changes(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+    """Wrong: fences the broker but leaves it leader and in every ISR."""
+    return [broker._fence_record(state, state.brokers[broker_id])]
+
+
+MUTANTS: list[Mutant] = [
+    Mutant("broker-session-expiry-inclusive", "broker", "session expiry uses >= instead of >",
+           "kraftspec.reference.broker_rules:session_expired", session_expired_inclusive,
+           ("scenario", "crosshair", "agree")),
+    Mutant("broker-unfence-before-caught-up", "broker", "unfencing before the broker reached its registration record",
+           "kraftspec.reference.broker_rules:is_caught_up", always_caught_up,
+           ("scenario", "model", "crosshair", "agree")),
+    Mutant("broker-duplicate-ignores-incarnation", "broker", "the duplicate-registration check ignores the incarnation id",
+           "kraftspec.reference.broker_rules:is_duplicate_registration", duplicate_ignoring_incarnation,
+           ("scenario", "crosshair", "agree")),
+    Mutant("broker-no-duplicate-check", "broker", "a new incarnation may take over a live session",
+           "kraftspec.reference.broker_rules:is_duplicate_registration", never_duplicate,
+           ("scenario", "model", "crosshair", "agree")),
+    Mutant("broker-heartbeat-skips-fenced-session", "broker", "a heartbeat does not refresh a fenced broker's session",
+           "kraftspec.reference.broker:track_heartbeat", track_heartbeat_unfenced_only,
+           ("scenario", "agree")),
+    Mutant("broker-shutdown-ignores-lagging-brokers", "broker",
+           "controlled shutdown granted before active brokers caught up",
+           "kraftspec.reference.broker_rules:shutdown_granted", shutdown_ignoring_lagging_brokers,
+           ("scenario", "crosshair", "agree")),
+    Mutant("broker-fence-keeps-leadership", "broker", "fencing leaves the broker leader and in the ISR",
+           "kraftspec.reference.broker:broker_fenced_records", fence_without_partition_changes,
+           ("scenario", "model", "agree")),
+]

@@ -1,0 +1,86 @@
+"""Running each checking layer against an applied mutant: scenario tests, a Hypothesis model, CrossHair, agreement."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from types import ModuleType
+from typing import Any, Callable, Optional
+
+from hypothesis import settings
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+
+
+def _calls(function: Callable[..., Any]) -> list[tuple[Any, ...]]:
+    """The argument tuples a (possibly parametrized) test function runs with."""
+    marks = [m for m in getattr(function, "pytestmark", []) if m.name == "parametrize"]
+    if not marks:
+        return [()]
+    values = marks[0].args[1]
+    single = "," not in marks[0].args[0] and len(inspect.signature(function).parameters) == 1
+    return [(v,) if single else tuple(v) for v in values]
+
+
+def scenario_failures(module: ModuleType) -> list[str]:
+    """Names of the scenario tests in ``module`` that fail (raise) as they stand."""
+    failed = []
+    for name, function in sorted(vars(module).items()):
+        if not name.startswith("test_") or not callable(function):
+            continue
+        if any(p.name in ("tmp_path", "request") for p in inspect.signature(function).parameters.values()):
+            continue
+        for args in _calls(function):
+            try:
+                function(*args)
+            except Exception:  # any failure of the scenario counts as caught
+                failed.append(name)
+                break
+    return failed
+
+
+def model_failure(machine: type[RuleBasedStateMachine], *, max_examples: int = 300, steps: int = 50) -> Optional[str]:
+    """The model's failure message under a fixed seed (derandomized), or None if it found nothing."""
+    try:
+        run_state_machine_as_test(machine, settings=settings(max_examples=max_examples, stateful_step_count=steps,
+                                                             derandomize=True, database=None, deadline=None,
+                                                             print_blob=False))
+    except Exception as exc:  # the model's invariant or rule assertion
+        return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return None
+
+
+def crosshair_refutations(component: str, per_condition_timeout: float = 5.0) -> list[str]:
+    """Contracts of ``component`` that CrossHair refutes."""
+    from kraftspec.prove import prove
+
+    return [r.line() for r in prove([component], per_condition_timeout) if r.verdict == "refuted"]
+
+
+@functools.lru_cache(maxsize=None)
+def _spec_graph(component: str) -> Any:
+    from kraftspec.spec.agree import load_model, spec_graph
+
+    return spec_graph(load_model(component))
+
+
+def agreement_difference(component: str) -> Optional[str]:
+    """The first difference between the (mutated) reference and TLC's graph, or None when identical."""
+    from kraftspec.spec.agree import check_agreement, load_model
+
+    report = check_agreement(load_model(component), spec=_spec_graph(component))
+    return None if report.identical else report.summary()
+
+
+def layer_result(layer: str, component: str, scenarios: ModuleType, machine: type[RuleBasedStateMachine]) -> Optional[str]:
+    """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
+    if layer == "scenario":
+        failed = scenario_failures(scenarios)
+        return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
+    if layer == "model":
+        return model_failure(machine)
+    if layer == "crosshair":
+        refuted = crosshair_refutations(component)
+        return refuted[0] if refuted else None
+    if layer == "agree":
+        return agreement_difference(component)
+    raise ValueError(f"unknown layer {layer!r}")

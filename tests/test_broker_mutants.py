@@ -1,0 +1,25 @@
+"""Each deliberately wrong broker rule is caught by every layer its mutant names (models/broker_mutants.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+import test_broker_scenarios
+from kraftspec.models.broker import BrokerLifecycleMachine
+from kraftspec.models.broker_mutants import MUTANTS
+from mutant_layers import layer_result
+
+CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
+
+
+def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
+    for layer in ("scenario", "model", "crosshair"):
+        assert layer_result(layer, "broker", test_broker_scenarios, BrokerLifecycleMachine) is None, layer
+
+
+@pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
+def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
+    with mutant.applied():
+        caught = layer_result(layer, "broker", test_broker_scenarios, BrokerLifecycleMachine)
+    assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
+    print(f"{mutant.name}: caught by {layer}: {caught}")

@@ -1,0 +1,7 @@
+---- MODULE SyntaxError ----
+EXTENDS Naturals
+VARIABLES x
+
+Init == x = 0
+Next == x' = x + + 1
+====
