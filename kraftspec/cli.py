@@ -1,15 +1,170 @@
-"""The ``kraftspec`` command."""
+"""The ``kraftspec`` command: model checking, agreement, proofs, mutants and the main job."""
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
 
-def main(argv: list[str] | None = None) -> int:
+def _components_with_specs() -> list[str]:
+    """Components whose agreement model (and so whose spec) exists in this installation."""
+    from kraftspec.spec.agree import COMPONENTS, load_model
+
+    available = []
+    for component in COMPONENTS:
+        try:
+            load_model(component)
+        except KeyError:
+            continue
+        available.append(component)
+    return available
+
+
+def cmd_tlc(args: argparse.Namespace) -> int:
+    """Model-check each component's spec with TLC (invariants and properties of its config)."""
+    from kraftspec.spec.agree import load_model
+    from kraftspec.spec.tlc import TlcError, run_tlc
+
+    status = EXIT_OK
+    for component in args.components or _components_with_specs():
+        model = load_model(component)
+        try:
+            result = run_tlc(model.module_path, model.config_path, timeout_s=args.timeout, workers=args.workers)
+        except TlcError as exc:
+            print(f"TLC {model.spec_module}: error: {exc}")
+            status = EXIT_ERROR
+            continue
+        print(f"TLC {model.spec_module}: {result.verdict}, {result.distinct_states} distinct states "
+              f"({result.states_generated} generated, depth {result.depth}) in {result.duration:.1f} s")
+        if result.verdict != "ok":
+            status = max(status, EXIT_FINDING)
+            print(f"  violated: {result.violated}")
+            for index, step in enumerate(result.trace, start=1):
+                print(f"  {index}. {step.action}")
+    return status
+
+
+def cmd_agree(args: argparse.Namespace) -> int:
+    """Compare the reference's reachable graph with TLC's, per component."""
+    from kraftspec.spec.agree import check_agreement, explain, load_model
+    from kraftspec.spec.tlc import TlcError
+
+    status = EXIT_OK
+    for component in args.components or _components_with_specs():
+        model = load_model(component)
+        try:
+            report = check_agreement(model, timeout_s=args.timeout, workers=args.workers)
+        except TlcError as exc:
+            print(f"agree {component}: error: {exc}")
+            status = EXIT_ERROR
+            continue
+        print(report.summary() + f"  (TLC {report.tlc_seconds:.1f} s, reference {report.reference_seconds:.1f} s)")
+        if not report.identical:
+            print(explain(report, model))
+            status = max(status, EXIT_FINDING)
+    return status
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    """Run CrossHair over the contracts of each component."""
+    from kraftspec.prove import PROOF_MODULES, prove
+
+    counts = {"confirmed": 0, "refuted": 0, "unknown": 0}
+    for result in prove(args.components or list(PROOF_MODULES), args.per_condition_timeout):
+        counts[result.verdict] += 1
+        print(result.line())
+    print(f"prove: {counts['confirmed']} confirmed, {counts['refuted']} refuted, {counts['unknown']} unknown")
+    return EXIT_FINDING if counts["refuted"] else EXIT_OK
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    """List the deliberately wrong variants and the layers expected to catch each."""
+    from kraftspec.mutants import all_mutants
+
+    for mutant in sorted(all_mutants().values(), key=lambda m: (m.component, m.name)):
+        print(f"{mutant.name:45} {mutant.component:11} caught by {', '.join(mutant.caught_by):35} {mutant.description}")
+    return EXIT_OK
+
+
+def _scenario_tests() -> Optional[list[Path]]:
+    """The scenario test files of a kraftspec checkout (the current directory or above), if there is one."""
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        tests = folder / "tests"
+        if (folder / "pyproject.toml").exists() and tests.is_dir():
+            return sorted(tests.glob("test_*_scenarios.py"))
+    return None
+
+
+def cmd_main(args: argparse.Namespace) -> int:
+    """The main job on bundled inputs: TLC on every spec, every agreement check, the bundled scenarios."""
+    started = time.perf_counter()
+    print("== Model checking (TLC) ==")
+    status = cmd_tlc(args)
+    print("\n== Spec / reference agreement ==")
+    status = max(status, cmd_agree(args))
+    print("\n== Kafka's scenarios, replayed through the reference ==")
+    files = _scenario_tests()
+    if files:
+        completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *map(str, files)],
+                                   capture_output=True, text=True)
+        print(completed.stdout.strip().splitlines()[-1] if completed.stdout.strip() else completed.stderr)
+        if completed.returncode != 0:
+            status = max(status, EXIT_FINDING)
+    else:
+        print("scenarios: no kraftspec checkout here (run from the repository to replay tests/test_*_scenarios.py)")
+    print(f"\nmain: {'all checks passed' if status == EXIT_OK else 'FINDINGS above'} "
+          f"in {time.perf_counter() - started:.0f} s")
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kraftspec", description=__doc__)
-    parser.parse_args(argv)
-    return 0
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    def tlc_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per TLC run (default 900)")
+        sub.add_argument("--workers", type=int, default=2, help="TLC worker threads (default 2)")
+
+    main = add("main", cmd_main, "run the main job: TLC, agreement and scenarios, with a short report")
+    tlc_options(main)
+    main.set_defaults(components=[])
+    tlc = add("tlc", cmd_tlc, "model-check component specs with TLC")
+    tlc.add_argument("components", nargs="*", help="components (default: all with a spec)")
+    tlc_options(tlc)
+    agree = add("agree", cmd_agree, "check that the reference and the TLA+ spec have the same state graph")
+    agree.add_argument("components", nargs="*", help="components (default: all with a spec)")
+    tlc_options(agree)
+    prove = add("prove", cmd_prove, "run CrossHair over the contracts in kraftspec.proofs")
+    prove.add_argument("components", nargs="*", help="components (default: all)")
+    prove.add_argument("--per-condition-timeout", type=float, default=10.0,
+                       help="CrossHair's budget per condition, in seconds (default 10)")
+    add("mutants", cmd_mutants, "list the deliberately wrong rule variants and the layers that catch them")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    from kraftspec.mutants import apply_from_environment
+
+    try:
+        apply_from_environment()
+        return int(args.handler(args))
+    except KeyError as exc:  # unknown component or mutant: the message says which exist
+        print(f"kraftspec: {exc.args[0]}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def heartbeat_transition(fenced: bool, controlled_shutdown_offset: int, want_fen
     """
     current = broker_rules.current_control_state(fenced, controlled_shutdown_offset)
     return broker_rules.next_control_state(current, want_fence, want_shut_down, caught_up, leads_partitions,
-                                           controlled_shutdown_offset, lowest_active_offset).value
+                                           controlled_shutdown_offset, lowest_active_offset).name
 
 
 def reserved_directory(most_significant: int, least_significant: int) -> bool:

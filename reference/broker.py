@@ -118,11 +118,18 @@ class ClusterControl:
         return self.finalized_features.get(ELR_FEATURE, 0) >= 1
 
 
+def _heartbeat_state(fenced: bool, metadata_offset: int, controlled_shutdown_offset: int) -> HeartbeatState:
+    """``HeartbeatState(...)`` without the frozen-dataclass ``__init__`` (the heartbeat hot path builds one per call)."""
+    entry = object.__new__(HeartbeatState)
+    object.__setattr__(entry, "__dict__", {"fenced": fenced, "metadata_offset": metadata_offset,
+                                           "controlled_shutdown_offset": controlled_shutdown_offset})
+    return entry
+
+
 def _evolve(state: ClusterControl, **changes: object) -> ClusterControl:
     """A copy of ``state`` with ``changes``; cheaper than ``dataclasses.replace`` on the heartbeat hot path."""
     new = object.__new__(ClusterControl)
-    new.__dict__.update(state.__dict__)
-    new.__dict__.update(changes)
+    object.__setattr__(new, "__dict__", {**state.__dict__, **changes})
     return new
 
 
@@ -457,7 +464,7 @@ def touch(state: ClusterControl, broker_id: int, fenced: bool, metadata_offset: 
     """``BrokerHeartbeatManager.touch``: record fenced flag and offset; fencing clears the controlled-shutdown offset."""
     current = _heartbeat_entry(state, broker_id)
     cs_offset = broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else current.controlled_shutdown_offset
-    return _evolve(state, heartbeats=state.heartbeats.set(broker_id, HeartbeatState(fenced, metadata_offset, cs_offset)))
+    return _evolve(state, heartbeats=state.heartbeats.set(broker_id, _heartbeat_state(fenced, metadata_offset, cs_offset)))
 
 
 def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: int, offset: int) -> ClusterControl:
@@ -487,17 +494,31 @@ def calculate_next_broker_state(state: ClusterControl, broker_id: int, request: 
     """``calculateNextBrokerState``: (current, next) for a heartbeat; unknown brokers are an illegal state (§1.5 step 4)."""
     entry = _heartbeat_entry(state, broker_id)
     current = broker_rules.current_control_state(entry.fenced, entry.controlled_shutdown_offset)
+    # Kafka asks for leaderships (a Supplier) and the lowest active offset only where the table reads them.
+    shutting_down = current is BrokerControlState.CONTROLLED_SHUTDOWN
+    leads = (shutting_down or (request.want_shut_down and not request.want_fence)) and \
+        partition_events.leads_any_partition(state.partitions, broker_id)
     following = broker_rules.next_control_state(
         current, request.want_fence, request.want_shut_down,
-        broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset),
-        partition_events.leads_any_partition(state.partitions, broker_id),
-        entry.controlled_shutdown_offset, lowest_active_offset(state))
+        broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset), leads,
+        entry.controlled_shutdown_offset, lowest_active_offset(state) if shutting_down else broker_rules.INT64_MAX)
     return current, following
 
 
 def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
     """``trackBrokerHeartbeat``: every heartbeat refreshes (id, epoch) before any validation (§1.2)."""
     return _evolve(state, sessions=state.sessions.set(_session_key(state, broker_id, broker_epoch), now))
+
+
+_HEARTBEAT_ERRORS = {error: Output(BrokerHeartbeatResponse(error))
+                     for error in (Errors.NOT_CONTROLLER, Errors.STALE_BROKER_EPOCH)}
+# The reply is a function of (next state, caught up) (§1.5 step 8); the values are built once,
+# indexed by ``2 * next.index + caught_up``.
+_HEARTBEAT_REPLIES = [
+    Output(BrokerHeartbeatResponse(Errors.NONE, is_caught_up=caught_up, is_fenced=following.fenced,
+                                   in_controlled_shutdown=following is BrokerControlState.CONTROLLED_SHUTDOWN,
+                                   should_shut_down=following.should_shut_down))
+    for following in sorted(BrokerControlState, key=lambda s: s.index) for caught_up in (False, True)]
 
 
 def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest,
@@ -508,13 +529,13 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest,
     records the offset of the last record written (``maybeUpdateControlledShutdownOffset``), once.
     """
     if not state.active:
-        return state, Output(BrokerHeartbeatResponse(Errors.NOT_CONTROLLER))
+        return state, _HEARTBEAT_ERRORS[Errors.NOT_CONTROLLER]
     state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
     broker_id = request.broker_id
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
     if register_offset is None or registration is None or registration.epoch != request.broker_epoch:
-        return state, Output(BrokerHeartbeatResponse(Errors.STALE_BROKER_EPOCH))
+        return state, _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
     current, following = calculate_next_broker_state(state, broker_id, request, register_offset)
     written: Written = ()
     if current is not following:
@@ -525,16 +546,16 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest,
         else:
             records = broker_in_controlled_shutdown_records(state, broker_id)
         state, written = _append(state, records)
-    state = touch(state, broker_id, following.fenced, request.current_metadata_offset)
-    in_controlled_shutdown = following is BrokerControlState.CONTROLLED_SHUTDOWN
-    if in_controlled_shutdown:
+    fenced = following.fenced
+    entry = state.heartbeats[broker_id]
+    if entry.fenced != fenced or entry.metadata_offset != request.current_metadata_offset:
+        state = touch(state, broker_id, fenced, request.current_metadata_offset)
+    if following is BrokerControlState.CONTROLLED_SHUTDOWN:
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
-    caught_up = broker_rules.is_caught_up(request.current_metadata_offset, register_offset)
-    response = BrokerHeartbeatResponse(Errors.NONE, is_caught_up=caught_up, is_fenced=following.fenced,
-                                       in_controlled_shutdown=in_controlled_shutdown,
-                                       should_shut_down=following.should_shut_down)
-    return state, Output(response, written)
+    reply = _HEARTBEAT_REPLIES[2 * following.index + broker_rules.is_caught_up(request.current_metadata_offset,
+                                                                                 register_offset)]
+    return state, (Output(reply.response, written) if written else reply)
 
 
 def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,

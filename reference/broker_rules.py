@@ -13,22 +13,21 @@ INT64_MAX = 2**63 - 1  # ``lowestActiveOffset`` with no active broker
 
 
 class BrokerControlState(Enum):
-    """``BrokerControlState``: the controller's view of a heartbeating broker (§1.5)."""
+    """``BrokerControlState``: the controller's view of a heartbeating broker (§1.5).
 
-    FENCED = "FENCED"
-    UNFENCED = "UNFENCED"
-    CONTROLLED_SHUTDOWN = "CONTROLLED_SHUTDOWN"
-    SHUTDOWN_NOW = "SHUTDOWN_NOW"
+    Each member carries its reply flags: FENCED and SHUTDOWN_NOW report ``isFenced``; only
+    SHUTDOWN_NOW tells the broker to shut down. ``index`` numbers the members for lookup tables.
+    """
 
-    @property
-    def fenced(self) -> bool:
-        """FENCED and SHUTDOWN_NOW report ``isFenced``."""
-        return self in (BrokerControlState.FENCED, BrokerControlState.SHUTDOWN_NOW)
+    FENCED = (0, True, False)
+    UNFENCED = (1, False, False)
+    CONTROLLED_SHUTDOWN = (2, False, False)
+    SHUTDOWN_NOW = (3, True, True)
 
-    @property
-    def should_shut_down(self) -> bool:
-        """Only SHUTDOWN_NOW tells the broker to shut down."""
-        return self is BrokerControlState.SHUTDOWN_NOW
+    def __init__(self, index: int, fenced: bool, should_shut_down: bool) -> None:
+        self.index = index
+        self.fenced = fenced
+        self.should_shut_down = should_shut_down
 
 
 def session_expired(contact_time: int, now: int, session_timeout: int) -> bool:

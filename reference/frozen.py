@@ -28,23 +28,23 @@ class FrozenMap(dict[K, V]):
 
     def set(self, key: K, value: V) -> "FrozenMap[K, V]":
         """A copy with ``key`` bound to ``value``."""
-        new = dict(self)
-        new[key] = value
-        return FrozenMap(new)
+        new = type(self)(self)
+        dict.__setitem__(new, key, value)
+        return new
 
     def set_many(self, items: Mapping[K, V] | Iterable[tuple[K, V]]) -> "FrozenMap[K, V]":
         """A copy with every pair of ``items`` bound."""
-        new = dict(self)
-        new.update(items)
-        return FrozenMap(new)
+        new = type(self)(self)
+        dict.update(new, items)
+        return new
 
     def remove(self, key: K) -> "FrozenMap[K, V]":
         """A copy without ``key`` (unchanged if absent)."""
         if key not in self:
             return self
-        new = dict(self)
-        del new[key]
-        return FrozenMap(new)
+        new = type(self)(self)
+        dict.__delitem__(new, key)
+        return new
 
     def __repr__(self) -> str:
         return f"FrozenMap({dict.__repr__(self)})"

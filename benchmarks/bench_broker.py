@@ -1,0 +1,70 @@
+"""Broker-lifecycle benchmarks: heartbeat throughput of the reference in one process, and `kraftspec agree broker`.
+
+Run: ``python benchmarks/bench_broker.py [--heartbeats N] [--skip-agree]``. Target: at least
+250,000 heartbeats per second in one process. Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+from kraftspec.models.broker_strategies import BROKER_IDS, running_cluster
+from kraftspec.reference import broker
+
+
+def heartbeat_stream(count: int) -> list[broker.BrokerHeartbeatRequest]:
+    """A steady cluster's traffic: every broker heartbeats in turn, reporting an advancing metadata offset."""
+    state, _ = running_cluster()
+    epochs = {b: state.brokers[b].epoch for b in BROKER_IDS}
+    brokers = len(BROKER_IDS)
+    return [broker.BrokerHeartbeatRequest(BROKER_IDS[i % brokers], epochs[BROKER_IDS[i % brokers]],
+                                          state.next_offset + i // brokers, False, False) for i in range(count)]
+
+
+def bench_heartbeats(count: int, repeats: int = 5) -> tuple[float, float]:
+    """Heartbeats per second (best of ``repeats``) for a steady stream and for a repeated identical heartbeat."""
+    stream = heartbeat_stream(count)
+    start, _ = running_cluster()
+    same = [stream[0]] * count
+    results = []
+    for requests in (stream, same):
+        best = float("inf")
+        for _ in range(repeats):
+            state = start
+            began = time.perf_counter()
+            for now, request in enumerate(requests):
+                state, _ = broker.heartbeat(state, request, now)
+            best = min(best, time.perf_counter() - began)
+        results.append(count / best)
+    return results[0], results[1]
+
+
+def bench_agree() -> float:
+    """Wall-clock seconds of ``kraftspec agree broker`` as a whole process (TLC, graph load, exploration, comparison)."""
+    began = time.perf_counter()
+    completed = subprocess.run([sys.executable, "-m", "kraftspec.cli", "agree", "broker"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - began
+    print(completed.stdout.strip())
+    if completed.returncode != 0:
+        print(completed.stderr.strip())
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--heartbeats", type=int, default=300_000)
+    parser.add_argument("--skip-agree", action="store_true")
+    args = parser.parse_args()
+    stream_rate, same_rate = bench_heartbeats(args.heartbeats)
+    print(f"heartbeat processing, steady stream (offsets advancing): {stream_rate:,.0f} heartbeats/s "
+          f"(target 250,000; ratio {stream_rate / 250_000:.2f})")
+    print(f"heartbeat processing, identical heartbeats:             {same_rate:,.0f} heartbeats/s")
+    if not args.skip_agree:
+        print(f"kraftspec agree broker: {bench_agree():.1f} s wall clock")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""AlterPartition (apiKey 56, v2–3) on the controller: a partition leader's conditional ISR update.
+
+kraft-semantics §2.10, ``ReplicationControlManager.alterPartition`` / ``validateAlterPartitionData``.
+The KIP-497 text lets the leader change only the ISR; as implemented the change may also complete a
+reassignment and elect another leader, which answers NEW_LEADER_ELECTED while writing the record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from kraftspec.reference.broker_registration import BrokerRegistration
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.partition import (
+    PartitionRegistration,
+    TopicInfo,
+    TopicPartition,
+    apply_records,
+    build_partition_change,
+    merge,
+    topic_effective_min_isr,
+)
+from kraftspec.reference.partition_rules import (
+    RECOVERED,
+    RECOVERING,
+    Election,
+    alter_partition_epoch_error,
+    is_isr_member_eligible,
+    is_valid_isr,
+)
+from kraftspec.reference.records import NO_LEADER_CHANGE, PartitionChangeRecord
+
+IsrMember = tuple[int, int]
+"""``BrokerState``: ``(broker_id, broker_epoch)``; epoch -1 skips the epoch check (and is all v<3 carries)."""
+
+
+@dataclass(frozen=True)
+class AlterPartitionPartition:
+    """``AlterPartitionRequest.PartitionData``: the leader's proposal, conditional on both epochs."""
+
+    partition_index: int
+    leader_epoch: int
+    new_isr_with_epochs: tuple[IsrMember, ...]
+    partition_epoch: int
+    leader_recovery_state: int = RECOVERED
+
+
+@dataclass(frozen=True)
+class AlterPartitionTopic:
+    """``AlterPartitionRequest.TopicData`` (by topic id from v2)."""
+
+    topic_id: str
+    partitions: tuple[AlterPartitionPartition, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    """``AlterPartitionRequest``: from broker ``broker_id`` at ``broker_epoch``; ``version`` 2 or 3."""
+
+    broker_id: int
+    broker_epoch: int
+    topics: tuple[AlterPartitionTopic, ...]
+    version: int = 3
+
+
+@dataclass(frozen=True)
+class AlterPartitionPartitionResult:
+    """A partition's answer: on NONE the partition's state after the change; otherwise only the error."""
+
+    partition_index: int
+    error_code: Errors
+    leader_id: int = 0
+    leader_epoch: int = 0
+    isr: tuple[int, ...] = ()
+    leader_recovery_state: int = RECOVERED
+    partition_epoch: int = 0
+
+
+@dataclass(frozen=True)
+class AlterPartitionTopicResult:
+    """A topic's answers, in request order."""
+
+    topic_id: str
+    partitions: tuple[AlterPartitionPartitionResult, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionResponse:
+    """``AlterPartitionResponse``: a top-level error (STALE_BROKER_EPOCH) or per-partition results."""
+
+    error_code: Errors
+    topics: tuple[AlterPartitionTopicResult, ...] = ()
+
+
+def _frozen(partitions: Mapping[TopicPartition, PartitionRegistration]) -> FrozenMap[TopicPartition, PartitionRegistration]:
+    """``partitions`` as a FrozenMap, without copying one that already is."""
+    return partitions if isinstance(partitions, FrozenMap) else FrozenMap(partitions)
+
+
+def validate_alter_partition_data(
+    brokers: Mapping[int, BrokerRegistration],
+    requester: int,
+    partition: PartitionRegistration | None,
+    data: AlterPartitionPartition,
+    new_isr_with_epochs: tuple[IsrMember, ...],
+) -> Errors:
+    """§2.10 step 2: the first failing per-partition check, in Kafka's order, or NONE.
+
+    A ``leader_recovery_state`` other than 0/1 is outside the protocol (Kafka's
+    ``LeaderRecoveryState.of`` throws): ValueError.
+    """
+    if data.leader_recovery_state not in (RECOVERED, RECOVERING):
+        raise ValueError(f"invalid leader recovery state {data.leader_recovery_state}")
+    if partition is None:
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION
+    epoch_error = alter_partition_epoch_error(
+        requester, data.leader_epoch, data.partition_epoch, partition.leader, partition.leader_epoch, partition.partition_epoch
+    )
+    if epoch_error != Errors.NONE:
+        return Errors(epoch_error)
+    new_isr = tuple(member[0] for member in new_isr_with_epochs)
+    if not is_valid_isr(new_isr, partition.replicas):
+        return Errors.INVALID_REQUEST
+    if partition.leader not in new_isr:
+        return Errors.INVALID_REQUEST
+    if data.leader_recovery_state == RECOVERING and len(new_isr) > 1:
+        return Errors.INVALID_REQUEST
+    if partition.leader_recovery_state == RECOVERED and data.leader_recovery_state == RECOVERING:
+        return Errors.INVALID_REQUEST
+    for broker_id, broker_epoch in new_isr_with_epochs:
+        registration = brokers.get(broker_id)
+        if registration is None:
+            return Errors.INELIGIBLE_REPLICA
+        if not is_isr_member_eligible(
+            registration.fenced, registration.in_controlled_shutdown, broker_epoch, registration.epoch
+        ):
+            return Errors.INELIGIBLE_REPLICA
+    return Errors.NONE
+
+
+def alter_partition(
+    brokers: Mapping[int, BrokerRegistration],
+    topics: Mapping[str, TopicInfo],
+    partitions: Mapping[TopicPartition, PartitionRegistration],
+    request: AlterPartitionRequest,
+    *,
+    metadata_version: int,
+    elr_enabled: bool,
+) -> tuple[FrozenMap[TopicPartition, PartitionRegistration], AlterPartitionResponse, tuple[PartitionChangeRecord, ...]]:
+    """§2.10 ``alterPartition``: ``(partitions', response, records)``; records merged into ``partitions'``.
+
+    Step 0: an unregistered requester or a broker epoch mismatch fails the whole request with
+    STALE_BROKER_EPOCH. Every partition is validated and built against the state before the request.
+    """
+    registration = brokers.get(request.broker_id)
+    if registration is None or registration.epoch != request.broker_epoch:
+        return _frozen(partitions), AlterPartitionResponse(Errors.STALE_BROKER_EPOCH), ()
+    records: list[PartitionChangeRecord] = []
+    topic_results = []
+    for topic_data in request.topics:
+        topic = topics.get(topic_data.topic_id)
+        if topic is None:
+            topic_results.append(AlterPartitionTopicResult(topic_data.topic_id, tuple(
+                AlterPartitionPartitionResult(p.partition_index, Errors.UNKNOWN_TOPIC_ID) for p in topic_data.partitions
+            )))
+            continue
+        results = []
+        for data in topic_data.partitions:
+            new_isr_with_epochs = data.new_isr_with_epochs
+            if request.version < 3:
+                new_isr_with_epochs = tuple((broker_id, -1) for broker_id, _ in new_isr_with_epochs)
+            key = (topic.topic_id, data.partition_index)
+            partition = partitions.get(key)
+            error = validate_alter_partition_data(brokers, request.broker_id, partition, data, new_isr_with_epochs)
+            if error != Errors.NONE or partition is None:
+                results.append(AlterPartitionPartitionResult(data.partition_index, error))
+                continue
+            record = build_partition_change(
+                partition,
+                topic.topic_id,
+                data.partition_index,
+                brokers=brokers,
+                metadata_version=metadata_version,
+                min_isr=topic_effective_min_isr(topic, partitions, data.partition_index),
+                target_isr=tuple(member[0] for member in new_isr_with_epochs),
+                target_leader_recovery_state=data.leader_recovery_state,
+                election=Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE,
+                elr_enabled=elr_enabled,
+            )
+            if record is not None:
+                records.append(record)
+                partition = merge(partition, record)
+                if record.leader != request.broker_id and record.leader != NO_LEADER_CHANGE:
+                    results.append(AlterPartitionPartitionResult(data.partition_index, Errors.NEW_LEADER_ELECTED))
+                    continue
+            results.append(AlterPartitionPartitionResult(
+                data.partition_index,
+                Errors.NONE,
+                leader_id=partition.leader,
+                leader_epoch=partition.leader_epoch,
+                isr=partition.isr,
+                leader_recovery_state=partition.leader_recovery_state,
+                partition_epoch=partition.partition_epoch,
+            ))
+        topic_results.append(AlterPartitionTopicResult(topic_data.topic_id, tuple(results)))
+    response = AlterPartitionResponse(Errors.NONE, tuple(topic_results))
+    new_partitions = apply_records(partitions, records) if records else _frozen(partitions)
+    return new_partitions, response, tuple(records)

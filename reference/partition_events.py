@@ -1,0 +1,160 @@
+"""What broker lifecycle events do to partitions (kraft-semantics §2.9, ``ReplicationControlManager``).
+
+Every handler returns the PartitionChangeRecords Kafka writes for the event, in Kafka's order; the
+caller writes them together with its broker record (fence/ICS/unregister/register) in the order of
+the §2.9 table and merges them with :func:`kraftspec.reference.partition.merge`. Kafka iterates its
+``BrokersToIsrs`` index (hash order); the reference visits partitions in ascending key order
+``(topic_id, partition_id)`` so that the result is deterministic. Partitions of topics missing
+from ``topics`` are skipped, as Kafka skips unknown topic ids.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Mapping
+
+from kraftspec.reference.broker_registration import BrokerRegistration
+from kraftspec.reference.partition import (
+    PartitionRegistration,
+    TopicInfo,
+    TopicPartition,
+    build_partition_change,
+    topic_effective_min_isr,
+)
+from kraftspec.reference.partition_rules import Election
+from kraftspec.reference.records import NO_LEADER, PartitionChangeRecord
+
+Brokers = Mapping[int, BrokerRegistration]
+Topics = Mapping[str, TopicInfo]
+Partitions = Mapping[TopicPartition, PartitionRegistration]
+
+
+def _visit(partitions: Partitions, wanted: Callable[[PartitionRegistration], bool]) -> list[TopicPartition]:
+    """The keys of the partitions ``wanted`` selects, ascending."""
+    return sorted(key for key, partition in partitions.items() if wanted(partition))
+
+
+def generate_leader_and_isr_updates(
+    brokers: Brokers,
+    topics: Topics,
+    partitions: Partitions,
+    keys: Iterable[TopicPartition],
+    *,
+    broker_to_remove: int,
+    broker_to_add: int,
+    unclean_shutdown_broker: int,
+    metadata_version: int,
+    elr_enabled: bool,
+) -> tuple[PartitionChangeRecord, ...]:
+    """§2.9 ``generateLeaderAndIsrUpdates``: target ISR = ISR minus the removed/unclean broker, re-elect.
+
+    Election is UNCLEAN for topics with ``unclean.leader.election.enable``, else ONLINE.
+    """
+    records = []
+    for key in keys:
+        topic = topics.get(key[0])
+        if topic is None:
+            continue
+        partition = partitions[key]
+        target_isr = tuple(r for r in partition.isr if r != broker_to_remove and r != unclean_shutdown_broker)
+        record = build_partition_change(
+            partition,
+            key[0],
+            key[1],
+            brokers=brokers,
+            metadata_version=metadata_version,
+            min_isr=topic_effective_min_isr(topic, partitions, key[1]),
+            target_isr=target_isr,
+            election=Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE,
+            elr_enabled=elr_enabled,
+            broker_to_remove=broker_to_remove,
+            broker_to_add=broker_to_add,
+            unclean_shutdown_broker=unclean_shutdown_broker,
+        )
+        if record is not None:
+            records.append(record)
+    return tuple(records)
+
+
+def handle_broker_fenced(
+    brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool
+) -> tuple[PartitionChangeRecord, ...]:
+    """§2.9 fenced: every partition with the broker in its ISR loses it and re-elects (before the fence record)."""
+    return generate_leader_and_isr_updates(
+        brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.isr),
+        broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
+        metadata_version=metadata_version, elr_enabled=elr_enabled,
+    )
+
+
+def handle_broker_unfenced(
+    brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool
+) -> tuple[PartitionChangeRecord, ...]:
+    """§2.9 unfenced: every leaderless partition re-elects, the broker counting as active (after the unfence record)."""
+    return generate_leader_and_isr_updates(
+        brokers, topics, partitions, _visit(partitions, lambda p: p.leader == NO_LEADER),
+        broker_to_remove=NO_LEADER, broker_to_add=broker_id, unclean_shutdown_broker=NO_LEADER,
+        metadata_version=metadata_version, elr_enabled=elr_enabled,
+    )
+
+
+def handle_broker_in_controlled_shutdown(
+    brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool
+) -> tuple[PartitionChangeRecord, ...]:
+    """§2.9 controlled shutdown: like fencing, the broker leaves every ISR and leadership moves (after the ICS record)."""
+    return handle_broker_fenced(
+        brokers, topics, partitions, broker_id, metadata_version=metadata_version, elr_enabled=elr_enabled
+    )
+
+
+def handle_broker_unregistered(
+    brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool
+) -> tuple[PartitionChangeRecord, ...]:
+    """§2.9 unregister: its ISR partitions as for fencing, then its ELR partitions dropping it from the ELR."""
+    in_isr = generate_leader_and_isr_updates(
+        brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.isr),
+        broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
+        metadata_version=metadata_version, elr_enabled=elr_enabled,
+    )
+    in_elr = generate_leader_and_isr_updates(
+        brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.elr),
+        broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=broker_id,
+        metadata_version=metadata_version, elr_enabled=elr_enabled,
+    )
+    return in_isr + in_elr
+
+
+def handle_broker_shutdown(
+    brokers: Brokers,
+    topics: Topics,
+    partitions: Partitions,
+    broker_id: int,
+    is_clean_shutdown: bool,
+    *,
+    metadata_version: int,
+    elr_enabled: bool,
+) -> tuple[PartitionChangeRecord, ...]:
+    """§1.3/§2.9 re-registration with a new incarnation (records before the RegisterBrokerRecord).
+
+    With ELR enabled and an unclean shutdown the broker leaves every ISR, then every ELR, and is no
+    leader candidate; otherwise (ELR off, or clean) its ISR partitions change as for fencing.
+    """
+    if elr_enabled and not is_clean_shutdown:
+        in_isr = generate_leader_and_isr_updates(
+            brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.isr),
+            broker_to_remove=NO_LEADER, broker_to_add=NO_LEADER, unclean_shutdown_broker=broker_id,
+            metadata_version=metadata_version, elr_enabled=elr_enabled,
+        )
+        in_elr = generate_leader_and_isr_updates(
+            brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.elr),
+            broker_to_remove=NO_LEADER, broker_to_add=NO_LEADER, unclean_shutdown_broker=broker_id,
+            metadata_version=metadata_version, elr_enabled=elr_enabled,
+        )
+        return in_isr + in_elr
+    return handle_broker_fenced(
+        brokers, topics, partitions, broker_id, metadata_version=metadata_version, elr_enabled=elr_enabled
+    )
+
+
+def leads_any_partition(partitions: Partitions, broker_id: int) -> bool:
+    """§1.7 / Appendix B.5: controlled shutdown completes only once the broker leads no partition."""
+    return any(partition.leader == broker_id for partition in partitions.values())

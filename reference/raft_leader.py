@@ -1,0 +1,125 @@
+"""What the leader tracks: replica end offsets, the high watermark, check quorum, DescribeQuorum.
+
+kraft-semantics §3.6 and §3.10 (``LeaderState.java``). Each function returns a new :class:`Leader`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraftspec.reference import raft_rules
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState, evolve
+
+OBSERVER_SESSION_TIMEOUT_MS = 300_000
+
+
+def _with_high_watermark(leader: Leader, voter_states: FrozenMap[int, ReplicaState]) -> int:
+    """The HW after a voter's end offset changed (``maybeUpdateHighWatermark``)."""
+    offsets = tuple(s.end_offset for s in voter_states.values())
+    return raft_rules.next_high_watermark(leader.high_watermark, offsets, leader.epoch_start_offset)
+
+
+def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
+    """``updateLocalState``: the leader's flushed end offset; a decrease raises ``ValueError`` (§3.6, scenario 68).
+
+    The leader counts toward the HW only if it is a voter.
+    """
+    own = leader.voter_states.get(leader.local_id)
+    if own is None:
+        return leader
+    if own.end_offset > end_offset:
+        raise ValueError(f"non-monotonic update of the local end offset: {own.end_offset} -> {end_offset}")
+    voter_states = leader.voter_states.set(leader.local_id, evolve(own, end_offset=end_offset))
+    return evolve(leader, voter_states=voter_states, high_watermark=_with_high_watermark(leader, voter_states))
+
+
+def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, now: int) -> ReplicaState:
+    """``ReplicaState.updateFollowerState``: caught-up time first, then fetch time and end offset."""
+    caught_up = state.last_caught_up_ms
+    if leader_end_offset >= 0:
+        if fetch_offset >= leader_end_offset:
+            caught_up = max(caught_up, now)
+        elif state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset:
+            caught_up = max(caught_up, state.last_fetch_ms)
+    return ReplicaState(fetch_offset, max(state.last_fetch_ms, now), leader_end_offset, caught_up, True)
+
+
+def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
+                         config: QuorumConfig) -> Leader:
+    """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71)."""
+    own = leader.voter_states.get(leader.local_id)
+    leader_end = own.end_offset if own is not None else -1
+    voter = leader.voter_states.get(replica_id)
+    if voter is None:
+        observer = leader.observer_states.get(replica_id, ReplicaState())
+        observers = leader.observer_states.set(replica_id, _followed(observer, fetch_offset, leader_end, now))
+        return evolve(leader, observer_states=observers)
+    voter_states = leader.voter_states.set(replica_id, _followed(voter, fetch_offset, leader_end, now))
+    fetched = leader.fetched_voters | {replica_id}
+    deadline = leader.check_quorum_deadline
+    if raft_rules.check_quorum_reached(len(voter_states), len(fetched), leader.local_id in voter_states):
+        fetched = frozenset()
+        deadline = now + config.check_quorum_timeout_ms
+    return evolve(leader, voter_states=voter_states, fetched_voters=fetched, check_quorum_deadline=deadline,
+                  high_watermark=_with_high_watermark(leader, voter_states))
+
+
+def check_quorum_expired(leader: Leader, now: int) -> bool:
+    """``timeUntilCheckQuorumExpires`` == 0: never with a single voter (§3.6, scenario 74)."""
+    return len(leader.voter_states) > 1 and now >= leader.check_quorum_deadline
+
+
+def time_until_check_quorum_expires(leader: Leader, now: int) -> int:
+    """Remaining check-quorum time in ms; "forever" (2**63-1) with one voter, as Kafka's Long.MAX_VALUE."""
+    if len(leader.voter_states) == 1:
+        return 2**63 - 1
+    return max(0, leader.check_quorum_deadline - now)
+
+
+def voters_needing_begin_quorum_epoch(leader: Leader, now: int, config: QuorumConfig) -> tuple[int, ...]:
+    """Voters (not the leader) whose last fetch is at least fetchTimeout/2 ago, or never (§3.6)."""
+    cutoff = now - config.begin_quorum_epoch_timeout_ms
+    return tuple(sorted(v for v, s in leader.voter_states.items()
+                        if v != leader.local_id and s.last_fetch_ms <= cutoff))
+
+
+def acknowledge(leader: Leader, voter_id: int) -> Leader:
+    """``addAcknowledgementFrom``: a voter answered BeginQuorumEpoch; a non-voter raises ``ValueError``."""
+    state = leader.voter_states.get(voter_id)
+    if state is None:
+        raise ValueError(f"unexpected acknowledgement from non-voter {voter_id}")
+    if state.acknowledged:
+        return leader
+    return evolve(leader, voter_states=leader.voter_states.set(voter_id, evolve(state, acknowledged=True)))
+
+
+def voters_by_descending_end_offset(leader: Leader) -> tuple[int, ...]:
+    """``nonLeaderVotersByDescendingFetchOffset``: the preferred successors on resignation (§3.6)."""
+    others = [(s.end_offset, v) for v, s in leader.voter_states.items() if v != leader.local_id]
+    return tuple(v for _, v in sorted(others, key=lambda p: (-p[0], p[1])))
+
+
+@dataclass(frozen=True)
+class ReplicaDescription:
+    """``DescribeQuorumResponseData.ReplicaState`` (§3.10)."""
+
+    replica_id: int
+    log_end_offset: int
+    last_fetch_timestamp: int
+    last_caught_up_timestamp: int
+
+
+def describe(leader: Leader, now: int) -> tuple[tuple[ReplicaDescription, ...], tuple[ReplicaDescription, ...], Leader]:
+    """``describeQuorum``: voters and observers (observers idle >= 300 s dropped); the leader reports "now"."""
+    observers = {r: s for r, s in leader.observer_states.items() if now - s.last_fetch_ms < OBSERVER_SESSION_TIMEOUT_MS}
+    pruned = leader if len(observers) == len(leader.observer_states) else evolve(
+        leader, observer_states=FrozenMap(observers))
+
+    def one(replica_id: int, s: ReplicaState) -> ReplicaDescription:
+        if replica_id == leader.local_id:
+            return ReplicaDescription(replica_id, s.end_offset, now, now)
+        return ReplicaDescription(replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms)
+
+    return (tuple(one(r, s) for r, s in sorted(leader.voter_states.items())),
+            tuple(one(r, s) for r, s in sorted(observers.items())), pruned)

@@ -1,0 +1,184 @@
+"""The KRaft RPCs as values: Vote (52), Fetch (1), BeginQuorumEpoch (53), EndQuorumEpoch (54), DescribeQuorum (55).
+
+kraft-semantics §3.4, §3.7–§3.10. Only the fields the rules read are kept. Every request carries a
+``correlation_id`` that its response echoes, and every response its ``source`` node: the client handles
+only the response it expects from that node (``RequestManager``); other inputs of ``raft.step`` are timers
+and client operations, defined here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.raft_log import LogEntry
+
+METADATA_PARTITION = ("__cluster_metadata", 0)
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+@dataclass(frozen=True)
+class VoteRequest:
+    """Vote request partition data (v2: ``pre_vote``); ``voter_id`` / ``voter_directory_id`` name the addressee."""
+
+    replica_id: int
+    replica_epoch: int
+    last_offset_epoch: int
+    last_offset: int
+    pre_vote: bool = False
+    replica_directory_id: Optional[str] = None
+    voter_id: Optional[int] = None
+    voter_directory_id: Optional[str] = None
+    cluster_id: Optional[str] = None
+    topic_partition: tuple[str, int] = METADATA_PARTITION
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True)
+class VoteResponse:
+    """Vote response: top-level error, partition error, the receiver's epoch/leader/endpoints, ``vote_granted``."""
+
+    source: int
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_epoch: int = -1
+    leader_id: int = -1
+    vote_granted: bool = False
+    leader_endpoints: tuple[str, ...] = ()
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    """Fetch of ``__cluster_metadata-0`` by a replica: position (offset, last fetched epoch) and its epoch."""
+
+    replica_id: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    max_wait_ms: int = 0
+    high_watermark: int = -1
+    replica_directory_id: Optional[str] = None
+    cluster_id: Optional[str] = None
+    topic_id: str = METADATA_TOPIC_ID
+    topic_partition: tuple[str, int] = METADATA_PARTITION
+    correlation_id: int = 0
+
+
+NO_DIVERGING_EPOCH = (-1, -1)
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    """Fetch response: current leader, HW (-1 none), divergingEpoch (epoch, endOffset) or (-1, -1), records."""
+
+    source: int
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_epoch: int = -1
+    leader_id: int = -1
+    leader_endpoints: tuple[str, ...] = ()
+    high_watermark: int = -1
+    log_start_offset: int = 0
+    diverging_epoch: tuple[int, int] = NO_DIVERGING_EPOCH
+    records: tuple[LogEntry, ...] = ()
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True)
+class BeginQuorumEpochRequest:
+    """The new leader announces itself to a voter (``voter_id`` / ``voter_directory_id`` name the addressee)."""
+
+    leader_id: int
+    leader_epoch: int
+    leader_endpoints: tuple[str, ...] = ()
+    voter_id: Optional[int] = None
+    voter_directory_id: Optional[str] = None
+    cluster_id: Optional[str] = None
+    topic_partition: tuple[str, int] = METADATA_PARTITION
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True)
+class EndQuorumEpochRequest:
+    """A resigning leader tells voters to elect a successor, listing the preferred ones first."""
+
+    leader_id: int
+    leader_epoch: int
+    preferred_successors: tuple[int, ...] = ()
+    cluster_id: Optional[str] = None
+    topic_partition: tuple[str, int] = METADATA_PARTITION
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True)
+class QuorumEpochResponse:
+    """BeginQuorumEpoch / EndQuorumEpoch response (same shape): the receiver's epoch, leader, endpoints."""
+
+    source: int
+    api: str
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_epoch: int = -1
+    leader_id: int = -1
+    leader_endpoints: tuple[str, ...] = ()
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True)
+class DescribeQuorumRequest:
+    """DescribeQuorum for one partition from an admin client ``source`` (the response goes back to it)."""
+
+    source: int = -1
+    topic_partition: tuple[str, int] = METADATA_PARTITION
+    version: int = 2
+
+
+@dataclass(frozen=True)
+class DescribeQuorumResponse:
+    """DescribeQuorum response; ``current_voters`` / ``observers`` hold ``raft_leader.ReplicaDescription``."""
+
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    error_message: Optional[str] = None
+    leader_id: int = -1
+    leader_epoch: int = -1
+    high_watermark: int = -1
+    current_voters: tuple[Any, ...] = ()
+    observers: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A poll: expire whichever timer is due at ``now`` and send what is due."""
+
+
+@dataclass(frozen=True)
+class Append:
+    """``scheduleAppend`` of data records; only a leader accepts them (appended and flushed at once)."""
+
+    records: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Resign:
+    """``resign(epoch)`` / graceful shutdown of a leader."""
+
+    epoch: int
+
+
+@dataclass(frozen=True)
+class Send:
+    """An output: ``message`` to ``destination`` (a node id)."""
+
+    destination: int
+    message: Any
+
+
+class NotLeaderError(Exception):
+    """``NotLeaderException``: appends to a node that is not the leader (§3.2)."""
+
+
+class RaftFatalError(Exception):
+    """A condition on which Kafka's Raft client throws and stops (§3.7, §3.8)."""

@@ -1,0 +1,199 @@
+"""Small KRaft quorum rules over plain ints, bools and tuples, so that CrossHair can reach them.
+
+kraft-semantics §3.4–§3.7 and Appendix B items 9–11. The transitions in ``raft.py``, ``raft_state.py``
+and ``raft_log.py`` call these through the module name so that a mutant can replace any of them.
+Sentinels: ``-1`` means "unknown" for offsets, high watermarks and leader ids.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+NO_OFFSET = -1
+
+
+def majority(voter_count: int) -> int:
+    """``EpochElection``: a majority is ``floor(voters/2) + 1`` of the voter set (§3.5)."""
+    return voter_count // 2 + 1
+
+
+def is_log_up_to_date(last_epoch: int, end_offset: int, local_last_epoch: int, local_end_offset: int) -> bool:
+    """``isLogUpToDate``: (lastOffsetEpoch, lastOffset) >= (local last epoch, local LEO), epoch first (§3.4 step 7).
+
+    KIP-595 states the same Raft rule; Kafka compares ``OffsetAndEpoch`` by epoch, then offset.
+    """
+    if last_epoch != local_last_epoch:
+        return last_epoch > local_last_epoch
+    return end_offset >= local_end_offset
+
+
+def is_illegal_vote_epoch(pre_vote: bool, last_epoch: int, replica_epoch: int) -> bool:
+    """Vote request epochs: a standard vote needs lastOffsetEpoch < replicaEpoch, a pre-vote only <= (§3.4 step 3)."""
+    return last_epoch > replica_epoch if pre_vote else last_epoch >= replica_epoch
+
+
+def voted_key_matches(voted_id: int, voted_directory: Optional[str], candidate_id: int,
+                      candidate_directory: Optional[str]) -> bool:
+    """A stored vote matches a candidate with the same id whose directory equals a stored one (§3.3, §3.4 table).
+
+    A vote stored without directory id (kraft.version 0) matches any directory of that node.
+    """
+    return voted_id == candidate_id and (voted_directory is None or voted_directory == candidate_directory)
+
+
+# Role names used by ``grant_vote``; ``raft_state`` maps each state class to one of them.
+UNATTACHED = "Unattached"
+PROSPECTIVE = "Prospective"
+CANDIDATE = "Candidate"
+LEADER = "Leader"
+FOLLOWER = "Follower"
+RESIGNED = "Resigned"
+
+
+def grant_vote(role: str, pre_vote: bool, log_up_to_date: bool, has_voted: bool, vote_matches: bool,
+               leader_known: bool, fetched_from_leader: bool) -> bool:
+    """``EpochState.canGrantVote`` for every role (§3.4 table).
+
+    Pre-votes: never by a Leader; by a Follower only before its first successful fetch; otherwise iff the
+    log is up to date. Standard votes: only Unattached/Prospective; a stored vote decides regardless of the
+    log; a known leader rejects; else iff up to date. KIP-595 has no pre-vote (added by KIP-996).
+    """
+    if role == LEADER:
+        return False
+    if pre_vote:
+        if role == FOLLOWER and fetched_from_leader:
+            return False
+        return log_up_to_date
+    if role != UNATTACHED and role != PROSPECTIVE:
+        return False
+    if has_voted:
+        return vote_matches
+    if leader_known:
+        return False
+    return log_up_to_date
+
+
+def election_won(voter_count: int, granted: int) -> bool:
+    """``EpochElection.isVoteGranted``: granted votes (self included) reach a majority (§3.5)."""
+    return granted >= majority(voter_count)
+
+
+def election_lost(voter_count: int, granted: int, rejected: int) -> bool:
+    """``EpochElection.isVoteRejected``: even every unrecorded voter granting could not make a majority (§3.5)."""
+    unrecorded = voter_count - granted - rejected
+    return granted + unrecorded < majority(voter_count)
+
+
+def can_start_election(is_voter: bool) -> bool:
+    """Only voters become Prospective (and so Candidate); observers never campaign (§3.2)."""
+    return is_voter
+
+
+def high_watermark_candidate(voter_end_offsets: tuple[int, ...]) -> int:
+    """The end offset of the voter at index ``floor(n/2)`` sorted descending, unknown (-1) last (§3.6)."""
+    ordered = sorted(voter_end_offsets, reverse=True)
+    return ordered[len(ordered) // 2]
+
+
+def next_high_watermark(current: int, voter_end_offsets: tuple[int, ...], epoch_start_offset: int) -> int:
+    """``LeaderState.maybeUpdateHighWatermark``: adopt the candidate only if > epoch start and > current (§3.6, B.9).
+
+    The strict "> epochStartOffset" means the LeaderChange record of this epoch is on a majority; KIP-595
+    says "at least one record of the current epoch", which is the same condition. A smaller value is ignored.
+    """
+    candidate = high_watermark_candidate(voter_end_offsets)
+    if candidate > epoch_start_offset and candidate > current:
+        return candidate
+    return current
+
+
+def follower_high_watermark(current: int, local_end_offset: int, response_high_watermark: int) -> int:
+    """``updateFollowerHighWatermark``: min(LEO, response HW) when the response carries one (>= 0) (§3.7).
+
+    Raises ``ValueError`` on a decrease, as ``FollowerState.updateHighWatermark`` does (fatal in Kafka).
+    """
+    if response_high_watermark < 0:
+        return current
+    new = min(local_end_offset, response_high_watermark)
+    if current > new:
+        raise ValueError(f"non-monotonic follower high watermark update {current} -> {new}")
+    return new
+
+
+def check_quorum_reached(voter_count: int, fetched_voters: int, leader_is_voter: bool) -> bool:
+    """``updateCheckQuorumForFollowingVoter``: fetching voters form a majority, the leader counting itself
+    only if it is a voter (§3.6)."""
+    needed = majority(voter_count)
+    if leader_is_voter:
+        needed -= 1
+    return fetched_voters >= needed
+
+
+def end_offset_for_epoch(epoch_cache: tuple[tuple[int, int], ...], log_end_offset: int,
+                         epoch: int) -> tuple[int, int]:
+    """``endOffsetForEpoch``: (largest cached epoch <= E, start of the next epoch or LEO) (§3.7).
+
+    ``epoch_cache`` holds (epoch, start offset) ascending. Below every cached epoch: (E, start of the first
+    epoch); an empty cache answers (last fetched epoch 0, LEO) (``KafkaMetadataLog.endOffsetForEpoch``).
+    """
+    if not epoch_cache:
+        return (0, log_end_offset)
+    if epoch < epoch_cache[0][0]:
+        return (epoch, epoch_cache[0][1])
+    i = len(epoch_cache) - 1
+    while epoch_cache[i][0] > epoch:
+        i -= 1
+    end = epoch_cache[i + 1][1] if i + 1 < len(epoch_cache) else log_end_offset
+    return (epoch_cache[i][0], end)
+
+
+def is_diverging(fetch_offset: int, last_fetched_epoch: int, end_epoch: int, end_offset: int) -> bool:
+    """``validateOffsetAndEpoch``: the fetch diverges when the leader's endOffsetForEpoch(lastFetchedEpoch)
+    has another epoch or ends before the fetch offset (§3.7)."""
+    return end_epoch != last_fetched_epoch or end_offset < fetch_offset
+
+
+def truncation_offset(diverging_epoch: int, diverging_end_offset: int, local_epoch: int, local_end: int,
+                      log_end_offset: int) -> int:
+    """``truncateToEndOffset``: where a follower cuts its log after a DivergingEpoch answer (§3.7).
+
+    ``(local_epoch, local_end)`` is the follower's own endOffsetForEpoch(diverging epoch). Epoch 0 means
+    min(endOffset, LEO); a matching local epoch gives min(both ends); otherwise the local end.
+    """
+    if diverging_epoch == 0:
+        return min(diverging_end_offset, log_end_offset)
+    if local_epoch == diverging_epoch:
+        return min(local_end, diverging_end_offset)
+    return local_end
+
+
+def last_fetched_epoch_after_append(current: int, appended_last_epoch: int, appended_count: int) -> int:
+    """The epoch a follower sends as lastFetchedEpoch after appending a fetch response (§3.7).
+
+    It is the epoch of its last log entry: an empty response leaves it unchanged.
+    """
+    if appended_count == 0:
+        return current
+    return appended_last_epoch
+
+
+def end_quorum_epoch_backoff(position: int, size: int, backoff_max_ms: int) -> int:
+    """``strictExponentialElectionBackoffMs``: a follower's wait after EndQuorumEpoch by its place among the
+    preferred successors (§3.5): 0 first, max if absent, else min(max, (max >> (n-1)) << (p-1))."""
+    if position == 0:
+        return 0
+    if position < 0 or position >= size:
+        return backoff_max_ms
+    return min(backoff_max_ms, (backoff_max_ms >> (size - 1)) << (position - 1))
+
+
+def fetch_epoch_error(request_epoch: int, local_epoch: int, is_leader: bool) -> str:
+    """``validateLeaderOnlyRequest``: older epoch FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, then
+    NOT_LEADER_OR_FOLLOWER when not leader; "" when valid (§3.7)."""
+    if request_epoch < local_epoch:
+        return "FENCED_LEADER_EPOCH"
+    if request_epoch > local_epoch:
+        return "UNKNOWN_LEADER_EPOCH"
+    if not is_leader:
+        return "NOT_LEADER_OR_FOLLOWER"
+    return ""

@@ -1,0 +1,345 @@
+"""The KRaft quorum states and every legal transition between them (kraft-semantics §3.2, ``QuorumState``).
+
+States are frozen dataclasses; "voted" is a ``voted_key`` held by Unattached, Prospective or Follower,
+not a state. Illegal transitions raise :class:`IllegalTransition` (Kafka: IllegalStateException). Timers
+are absolute deadlines in ms, computed from ``now`` by the caller; the election jitter is an argument.
+KIP-595 has a separate Voted state and no Prospective/Resigned; Kafka 4.x is followed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from kraftspec.reference import raft_rules
+from kraftspec.reference.frozen import FrozenMap
+
+NO_LEADER = -1
+NEVER = 2**63 - 1  # a timer that never expires (Kafka's Long.MAX_VALUE)
+
+
+class IllegalTransition(ValueError):
+    """A transition ``QuorumState`` forbids; the message names both states and the rule."""
+
+
+def evolve(obj: Any, **changes: Any) -> Any:
+    """A copy of a frozen dataclass with ``changes``: ``dataclasses.replace`` without re-running ``__init__``.
+
+    Used on the fetch hot path; every field keeps the value it was validated with.
+    """
+    new = object.__new__(type(obj))
+    d = dict(obj.__dict__)
+    d.update(changes)
+    object.__setattr__(new, "__dict__", d)
+    return new
+
+
+@dataclass(frozen=True)
+class QuorumConfig:
+    """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout."""
+
+    election_timeout_ms: int = 1000
+    fetch_timeout_ms: int = 2000
+    election_backoff_max_ms: int = 1000
+    request_timeout_ms: int = 2000
+    fetch_max_wait_ms: int = 500
+    fetch_max_records: int = 1000
+
+    @property
+    def check_quorum_timeout_ms(self) -> int:
+        """``CHECK_QUORUM_TIMEOUT_FACTOR`` 1.5 × fetch timeout (3000 ms by default)."""
+        return int(self.fetch_timeout_ms * 1.5)
+
+    @property
+    def begin_quorum_epoch_timeout_ms(self) -> int:
+        """BeginQuorumEpoch resend period: fetch timeout / 2."""
+        return self.fetch_timeout_ms // 2
+
+
+def election_deadline(config: QuorumConfig, now: int, jitter: int, is_voter: bool = True) -> int:
+    """Randomized election timeout: ``electionTimeout + uniform[0, electionTimeout)``; ``jitter`` is that draw.
+
+    Nodes that may not start an election (observers) have no election timer.
+    """
+    if not raft_rules.can_start_election(is_voter):
+        return NEVER
+    if config.election_timeout_ms == 0:
+        return now
+    return now + config.election_timeout_ms + jitter % config.election_timeout_ms
+
+
+@dataclass(frozen=True)
+class ReplicaKey:
+    """A replica: node id and (kraft.version 1) directory id."""
+
+    id: int
+    directory_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ElectionState:
+    """``ElectionState``: what the quorum-state file holds (epoch, leader or -1, voted key)."""
+
+    epoch: int
+    leader_id: int = NO_LEADER
+    voted_key: Optional[ReplicaKey] = None
+
+
+@dataclass(frozen=True)
+class Unattached:
+    """No leader known to follow; optionally a known leader id (without endpoints) or a vote cast."""
+
+    epoch: int
+    election_deadline: int
+    leader_id: int = NO_LEADER
+    voted_key: Optional[ReplicaKey] = None
+    high_watermark: int = -1
+    role = raft_rules.UNATTACHED
+
+
+@dataclass(frozen=True)
+class Prospective:
+    """Pre-vote phase in the same epoch; remembers the leader, its endpoints and the vote (KIP-996)."""
+
+    epoch: int
+    election_deadline: int
+    granted: frozenset[int]
+    rejected: frozenset[int] = frozenset()
+    leader_id: int = NO_LEADER
+    leader_endpoints: tuple[str, ...] = ()
+    voted_key: Optional[ReplicaKey] = None
+    high_watermark: int = -1
+    role = raft_rules.PROSPECTIVE
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Standard vote phase at epoch+1, voted for itself; after losing it waits out its election timeout."""
+
+    epoch: int
+    election_deadline: int
+    granted: frozenset[int]
+    rejected: frozenset[int] = frozenset()
+    high_watermark: int = -1
+    role = raft_rules.CANDIDATE
+
+
+@dataclass(frozen=True)
+class ReplicaState:
+    """``LeaderState.ReplicaState``: what the leader knows of one replica (-1 = unknown)."""
+
+    end_offset: int = -1
+    last_fetch_ms: int = -1
+    last_fetch_leader_end_offset: int = -1
+    last_caught_up_ms: int = -1
+    acknowledged: bool = False
+
+
+@dataclass(frozen=True)
+class ParkedFetch:
+    """A Fetch the leader holds until records, an HW change or its deadline (§3.7)."""
+
+    source: int
+    request: Any
+    deadline: int
+
+
+@dataclass(frozen=True)
+class Leader:
+    """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers."""
+
+    epoch: int
+    local_id: int
+    epoch_start_offset: int
+    voter_states: FrozenMap[int, ReplicaState]
+    granting_voters: frozenset[int]
+    check_quorum_deadline: int
+    begin_quorum_deadline: int
+    high_watermark: int = -1
+    observer_states: FrozenMap[int, ReplicaState] = field(default_factory=FrozenMap)
+    fetched_voters: frozenset[int] = frozenset()
+    parked: tuple[ParkedFetch, ...] = ()
+    role = raft_rules.LEADER
+
+    @property
+    def leader_id(self) -> int:
+        """The leader of this epoch is the local node."""
+        return self.local_id
+
+
+@dataclass(frozen=True)
+class Follower:
+    """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes)."""
+
+    epoch: int
+    leader_id: int
+    leader_endpoints: tuple[str, ...]
+    fetch_deadline: int
+    voted_key: Optional[ReplicaKey] = None
+    high_watermark: int = -1
+    has_fetched: bool = False
+    role = raft_rules.FOLLOWER
+
+
+@dataclass(frozen=True)
+class Resigned:
+    """A leader that resigned or restarted: same epoch, never votes for anyone in it (B.11)."""
+
+    epoch: int
+    local_id: int
+    election_deadline: int
+    unacked_voters: frozenset[int]
+    preferred_successors: tuple[int, ...] = ()
+    role = raft_rules.RESIGNED
+
+    @property
+    def leader_id(self) -> int:
+        """Its election state still names the local node as leader of the epoch."""
+        return self.local_id
+
+
+QuorumState = Union[Unattached, Prospective, Candidate, Leader, Follower, Resigned]
+
+
+def leader_of(state: QuorumState) -> int:
+    """``leaderIdOrSentinel``: the leader known in this state, or -1."""
+    return getattr(state, "leader_id", NO_LEADER) if not isinstance(state, Candidate) else NO_LEADER
+
+
+def voted_key_of(state: QuorumState, local_id: int) -> Optional[ReplicaKey]:
+    """The vote this state holds: its voted key; a Candidate's vote is for itself."""
+    if isinstance(state, Candidate):
+        return ReplicaKey(local_id)
+    return getattr(state, "voted_key", None)
+
+
+def election_state(state: QuorumState, local_id: int) -> ElectionState:
+    """``EpochState.election``: the (epoch, leader, vote) a durable transition writes to the quorum-state file."""
+    return ElectionState(state.epoch, leader_of(state), voted_key_of(state, local_id))
+
+
+def _illegal(state: QuorumState, target: str, why: str) -> IllegalTransition:
+    return IllegalTransition(f"cannot transition from {state.role} epoch {state.epoch} to {target}: {why}")
+
+
+def transition_to_unattached(state: QuorumState, epoch: int, random_deadline: int, voter_count: int,
+                             leader_id: int = NO_LEADER) -> Unattached:
+    """``transitionToUnattached``: epoch > current, or the same epoch only from Prospective (vote kept) (§3.2).
+
+    The election timer keeps running from Candidate, Unattached, Resigned and a Prospective that has not
+    lost; otherwise ``random_deadline`` (NEVER for observers). The high watermark is carried over.
+    """
+    if epoch < state.epoch or (epoch == state.epoch and not isinstance(state, Prospective)):
+        raise _illegal(state, f"Unattached epoch {epoch}", "needs a higher epoch, or the same epoch from Prospective")
+    deadline = random_deadline
+    if random_deadline != NEVER:
+        if isinstance(state, (Candidate, Unattached, Resigned)):
+            deadline = state.election_deadline
+        elif isinstance(state, Prospective) and not raft_rules.election_lost(
+                voter_count, len(state.granted), len(state.rejected)):
+            deadline = state.election_deadline
+    voted = state.voted_key if epoch == state.epoch else None
+    return Unattached(epoch, deadline, leader_id, voted, getattr(state, "high_watermark", -1))
+
+
+def transition_to_unattached_voted(state: QuorumState, epoch: int, candidate: ReplicaKey,
+                                   deadline: int) -> Union[Unattached, Prospective]:
+    """Record a granted standard vote: Unattached or Prospective without a vote, in the same epoch (§3.4 step 9)."""
+    if epoch != state.epoch:
+        raise _illegal(state, f"voted epoch {epoch}", "a vote is recorded only in the current epoch")
+    if isinstance(state, Unattached) and state.voted_key is None:
+        return Unattached(epoch, deadline, state.leader_id, candidate, state.high_watermark)
+    if isinstance(state, Prospective) and state.voted_key is None:
+        return evolve(state, voted_key=candidate)
+    raise _illegal(state, "voted", "only an Unattached or Prospective state without a vote records one")
+
+
+def transition_to_prospective(state: QuorumState, local_id: int, is_voter: bool, deadline: int) -> Prospective:
+    """``transitionToProspective``: from Unattached, Follower or Candidate, voters only; epoch unchanged (§3.2)."""
+    if not raft_rules.can_start_election(is_voter):
+        raise _illegal(state, "Prospective", f"node {local_id} is not a voter")
+    if isinstance(state, (Leader, Resigned, Prospective)):
+        raise _illegal(state, "Prospective", "only Unattached, Follower or Candidate may start an election")
+    leader_id = NO_LEADER if isinstance(state, Candidate) else state.leader_id
+    endpoints = state.leader_endpoints if isinstance(state, Follower) else ()
+    return Prospective(state.epoch, deadline, frozenset((local_id,)), frozenset(), leader_id, endpoints,
+                       voted_key_of(state, local_id), state.high_watermark)
+
+
+def transition_to_candidate(state: QuorumState, local_id: int, deadline: int) -> Candidate:
+    """``transitionToCandidate``: only from Prospective; epoch + 1 with a (durable) vote for itself (§3.2, §3.5)."""
+    if not isinstance(state, Prospective):
+        raise _illegal(state, "Candidate", "only Prospective may become Candidate")
+    return Candidate(state.epoch + 1, deadline, frozenset((local_id,)), frozenset(), state.high_watermark)
+
+
+def transition_to_leader(state: QuorumState, local_id: int, voters: frozenset[int], epoch_start_offset: int,
+                         now: int, config: QuorumConfig) -> Leader:
+    """``transitionToLeader``: only a Candidate with a majority of granted votes (§3.2, §3.6).
+
+    The new LeaderState has no high watermark (every other state carries it over); the BeginQuorumEpoch
+    timer starts expired.
+    """
+    if not isinstance(state, Candidate):
+        raise _illegal(state, "Leader", "only a Candidate may become Leader")
+    if not raft_rules.election_won(len(voters), len(state.granted & voters)):
+        raise _illegal(state, "Leader", f"granted votes {sorted(state.granted)} are not a majority of {sorted(voters)}")
+    voter_states = FrozenMap({v: ReplicaState(acknowledged=(v == local_id)) for v in voters})
+    return Leader(state.epoch, local_id, epoch_start_offset, voter_states, state.granted,
+                  now + config.check_quorum_timeout_ms, now)
+
+
+def transition_to_follower(state: QuorumState, local_id: int, epoch: int, leader_id: int,
+                           endpoints: tuple[str, ...], deadline: int) -> Follower:
+    """``transitionToFollower`` (§3.2): a higher epoch, or the same epoch from a state without that leader.
+
+    Same epoch: never from Leader; a Follower only for strictly more endpoints of the same leader;
+    Resigned to another leader is allowed (KAFKA-18379). The vote is kept within the epoch.
+    """
+    if leader_id == local_id:
+        raise _illegal(state, f"Follower of {leader_id}", "a node cannot follow itself")
+    if not endpoints:
+        raise _illegal(state, f"Follower of {leader_id}", "the leader's endpoints are unknown")
+    if epoch < state.epoch:
+        raise _illegal(state, f"Follower epoch {epoch}", "epochs never decrease")
+    if epoch == state.epoch:
+        if isinstance(state, Leader):
+            raise _illegal(state, "Follower", "a leader cannot follow in its own epoch")
+        if isinstance(state, Follower) and (state.leader_id != leader_id
+                                            or len(endpoints) <= len(state.leader_endpoints)):
+            raise _illegal(state, "Follower", "same epoch needs the same leader with more endpoints")
+        voted = voted_key_of(state, local_id)
+        return Follower(epoch, leader_id, endpoints, deadline, voted, getattr(state, "high_watermark", -1))
+    return Follower(epoch, leader_id, endpoints, deadline, None, getattr(state, "high_watermark", -1))
+
+
+def transition_to_resigned(state: QuorumState, preferred_successors: tuple[int, ...], voters: frozenset[int],
+                           deadline: int) -> Resigned:
+    """``transitionToResigned``: only a Leader; every other voter is un-acknowledged (§3.2, §3.6)."""
+    if not isinstance(state, Leader):
+        raise _illegal(state, "Resigned", "only a Leader resigns")
+    return Resigned(state.epoch, state.local_id, deadline, voters - {state.local_id}, preferred_successors)
+
+
+def initial_state(stored: ElectionState, local_id: int, voters: frozenset[int], log_end_epoch: int,
+                  voter_endpoints: FrozenMap[int, tuple[str, ...]], now: int, config: QuorumConfig,
+                  jitter: int) -> QuorumState:
+    """``QuorumState.initialize`` from the quorum-state file and the log's last epoch (§3.2, B.11).
+
+    A node that was leader restarts Resigned in the stored epoch, never Leader; a stored self-vote
+    restarts Candidate; a known voter leader gives Follower, an unknown one Unattached with the leader id.
+    """
+    deadline = election_deadline(config, now, jitter, local_id in voters)
+    if stored.epoch < log_end_epoch:
+        return Unattached(log_end_epoch, deadline)
+    if stored.leader_id == local_id:
+        return Resigned(stored.epoch, local_id, deadline, voters - {local_id})
+    if stored.voted_key is not None and stored.voted_key.id == local_id:
+        return Candidate(stored.epoch, deadline, frozenset((local_id,)))
+    if stored.leader_id != NO_LEADER:
+        endpoints = voter_endpoints.get(stored.leader_id, ())
+        if endpoints:
+            return Follower(stored.epoch, stored.leader_id, endpoints, now + config.fetch_timeout_ms,
+                            stored.voted_key)
+        return Unattached(stored.epoch, deadline, stored.leader_id, stored.voted_key)
+    return Unattached(stored.epoch, deadline, NO_LEADER, stored.voted_key)
