@@ -29,24 +29,31 @@ def _components_with_specs() -> list[str]:
 def cmd_tlc(args: argparse.Namespace) -> int:
     """Model-check each component's spec with TLC (invariants and properties of its config)."""
     from kraftspec.spec.agree import load_model
+    from kraftspec.spec.tla_parse import to_tla
     from kraftspec.spec.tlc import TlcError, run_tlc
 
     status = EXIT_OK
-    for component in args.components or _components_with_specs():
-        model = load_model(component)
+    if args.module:
+        runs = [(Path(args.module).stem, Path(args.module), Path(args.config) if args.config else None)]
+    else:
+        models = [load_model(component) for component in args.components or _components_with_specs()]
+        runs = [(m.spec_module, m.module_path, m.config_path) for m in models]
+    for name, module_path, config_path in runs:
         try:
-            result = run_tlc(model.module_path, model.config_path, timeout_s=args.timeout, workers=args.workers)
+            result = run_tlc(module_path, config_path, timeout_s=args.timeout, workers=args.workers)
         except TlcError as exc:
-            print(f"TLC {model.spec_module}: error: {exc}")
+            print(f"TLC {name}: error: {exc}")
             status = EXIT_ERROR
             continue
-        print(f"TLC {model.spec_module}: {result.verdict}, {result.distinct_states} distinct states "
+        print(f"TLC {name}: {result.verdict}, {result.distinct_states} distinct states "
               f"({result.states_generated} generated, depth {result.depth}) in {result.duration:.1f} s")
         if result.verdict != "ok":
             status = max(status, EXIT_FINDING)
-            print(f"  violated: {result.violated}")
+            print(f"  violated: {result.violated}; error trace:")
             for index, step in enumerate(result.trace, start=1):
-                print(f"  {index}. {step.action}")
+                print(f"  {index}. {step.action or 'initial state'}")
+                for variable, value in sorted(step.state.items()):
+                    print(f"       /\\ {variable} = {to_tla(value)}")
     return status
 
 
@@ -138,9 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     main = add("main", cmd_main, "run the main job: TLC, agreement and scenarios, with a short report")
     tlc_options(main)
-    main.set_defaults(components=[])
+    main.set_defaults(components=[], module=None, config=None)
     tlc = add("tlc", cmd_tlc, "model-check component specs with TLC")
     tlc.add_argument("components", nargs="*", help="components (default: all with a spec)")
+    tlc.add_argument("--module", help="check this TLA+ module instead of the components' specs")
+    tlc.add_argument("--config", help="its TLC config (default: the .cfg beside the module)")
     tlc_options(tlc)
     agree = add("agree", cmd_agree, "check that the reference and the TLA+ spec have the same state graph")
     agree.add_argument("components", nargs="*", help="components (default: all with a spec)")

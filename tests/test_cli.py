@@ -1,0 +1,51 @@
+"""The ``kraftspec`` command as a user runs it: clear messages and exit codes, never a Python traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TLA = Path(__file__).parent / "tla"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kraftspec.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_a_spec_that_does_not_parse_names_the_file_and_line() -> None:
+    result = run("tlc", "--module", str(TLA / "SyntaxError.tla"))
+    assert result.returncode == 2
+    assert "SyntaxError.tla" in result.stdout and "line 6, column 20" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_violation_prints_the_error_trace_with_action_names() -> None:
+    result = run("tlc", "--module", str(TLA / "Election.tla"))
+    assert result.returncode == 1
+    assert "invariant_violated" in result.stdout and "violated: EpochBelowTwo" in result.stdout
+    assert "1. initial state" in result.stdout and "3. Elect" in result.stdout
+    assert "/\\ epoch = 2" in result.stdout
+
+
+def test_a_timeout_is_reported_not_raised() -> None:
+    result = run("tlc", "--module", str(TLA / "Unbounded.tla"), "--timeout", "3")
+    assert result.returncode == 2
+    assert "within 3 s" in result.stdout and "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_bad_config_names_the_missing_invariant() -> None:
+    result = run("tlc", "--module", str(TLA / "Counter.tla"), "--config", str(TLA / "MissingInvariant.cfg"))
+    assert result.returncode == 2 and "NoSuchInvariant" in result.stdout
+
+
+def test_an_unknown_component_lists_the_known_ones() -> None:
+    result = run("agree", "nosuch")
+    assert result.returncode == 2 and "known: broker" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_broker_spec_model_checks_clean() -> None:
+    result = run("tlc", "broker")
+    assert result.returncode == 0, result.stdout
+    assert "TLC BrokerLifecycle: ok, 15058 distinct states" in result.stdout
