@@ -99,6 +99,15 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Audit KRaft metadata logs: read, CRC-check and replay every record through the reference's rules."""
+    from kraftspec.traces.metalog.audit import audit_command
+    from kraftspec.traces.metalog.corpus import data_dirs
+
+    paths = args.paths or [str(p) for p in data_dirs()]
+    return audit_command(paths, as_json=args.json)
+
+
 def _scenario_tests() -> Optional[list[Path]]:
     """The scenario test files of a kraftspec checkout (the current directory or above), if there is one."""
     for folder in (Path.cwd(), *Path.cwd().parents):
@@ -125,6 +134,15 @@ def cmd_main(args: argparse.Namespace) -> int:
             status = max(status, EXIT_FINDING)
     else:
         print("scenarios: no kraftspec checkout here (run from the repository to replay tests/test_*_scenarios.py)")
+    print("\n== Audit of the bundled real KRaft metadata logs ==")
+    from kraftspec.traces.metalog.audit import audit_paths
+    from kraftspec.traces.metalog.corpus import data_dirs
+
+    report = audit_paths([str(p) for p in data_dirs()])
+    print(report.summary_line())
+    if not report.ok:
+        print(report.render())
+        status = max(status, EXIT_FINDING)
     print(f"\nmain: {'all checks passed' if status == EXIT_OK else 'FINDINGS above'} "
           f"in {time.perf_counter() - started:.0f} s")
     return status
@@ -158,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     prove.add_argument("components", nargs="*", help="components (default: all)")
     prove.add_argument("--per-condition-timeout", type=float, default=10.0,
                        help="CrossHair's budget per condition, in seconds (default 10)")
+    audit = add("audit", cmd_audit, "audit KRaft metadata logs (data directories, .log or .checkpoint files)")
+    audit.add_argument("paths", nargs="*", help="data directories or files (default: the bundled corpus)")
+    audit.add_argument("--json", action="store_true", help="print the report as JSON")
     add("mutants", cmd_mutants, "list the deliberately wrong rule variants and the layers that catch them")
     return parser
 

@@ -1,0 +1,106 @@
+"""Every bundled real KRaft data directory audits with zero violations, and the report says what the corpus
+README says each holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kraftspec.traces.metalog.audit import audit_command, audit_paths
+from kraftspec.traces.metalog.corpus import CORPUS_DIR, data_dirs
+from kraftspec.traces.metalog.report import DirectoryReport
+
+EXPECTED = {
+    # folder: (metadata.version, batches, records of interest, raft epochs)
+    "furkancets__flink-docker": (None, 4, {"PartitionRecord": 3, "RegisterBrokerRecord": 1, "UnfenceBrokerRecord": 1,
+                                           "TopicRecord": 1, "LeaderChange": 1}, [1]),
+    "engkoskostaman97__setup_install_kafka_from_windows": (14, 506, {"RegisterBrokerRecord": 1}, [1]),
+    "Jeong-Rae__KafkaDemo": (14, 3068, {"RegisterBrokerRecord": 4}, [1, 2, 3, 5, 6]),
+    "ichwansh03__kafka-migration-log4j2": (21, 8568, {"RegisterBrokerRecord": 13, "RegisterControllerRecord": 13,
+                                                      "PartitionChangeRecord": 1173, "RemoveTopicRecord": 1},
+                                           list(range(1, 14))),
+    "renoagilsaputra__kafka": (14, 18149, {"PartitionChangeRecord": 357, "RegisterBrokerRecord": 5},
+                               [1, 2, 3, 4, 5]),
+}
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, DirectoryReport]:
+    report = audit_paths(data_dirs())
+    return {Path(d.path).relative_to(CORPUS_DIR).parts[0]: d for d in report.directories}
+
+
+def test_every_corpus_directory_is_clean(reports: dict[str, DirectoryReport]) -> None:
+    assert set(reports) == set(EXPECTED)
+    for name, d in reports.items():
+        assert d.violations == [] and d.errors == [], name
+        assert all(f.status in ("audited", "skipped") for f in d.files), name
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_report_matches_the_corpus_readme(reports: dict[str, DirectoryReport], name: str) -> None:
+    mv, batches, counts, epochs = EXPECTED[name]
+    d = reports[name]
+    assert d.metadata_version == mv
+    log = next(f for f in d.files if f.kind == "log segment")
+    assert log.batches == batches
+    for record, count in counts.items():
+        assert d.record_counts[record] == count
+    assert [e for e, _, _ in d.raft_epochs] == epochs
+    assert all(leader == 1 for _, _, leader in d.raft_epochs)
+
+
+def test_broker_registrations_and_epochs(reports: dict[str, DirectoryReport]) -> None:
+    jeong = reports["Jeong-Rae__KafkaDemo"].brokers[1]
+    assert [r[:2] for r in jeong.registrations] == [(6, 6), (300, 300), (384, 384), (741, 741)]
+    assert (jeong.epoch, jeong.fenced) == (741, False)
+    furkan = reports["furkancets__flink-docker"].brokers[1]
+    assert furkan.registrations[0][:2] == (1, 0)  # the broker epoch is not the record's offset
+
+
+def test_the_kraft_snapshot_is_compared_with_the_log(reports: dict[str, DirectoryReport]) -> None:
+    assert reports["renoagilsaputra__kafka"].snapshots_compared == ["00000000000000007111-0000000001.checkpoint at offset 7111"]
+
+
+def test_every_snapshot_audits_alone() -> None:
+    snapshots = sorted(CORPUS_DIR.glob("**/*.checkpoint"))
+    assert len(snapshots) == 5
+    report = audit_paths(snapshots)
+    assert report.ok
+    kraft = next(d for d in report.directories if d.path.endswith("7111-0000000001.checkpoint"))
+    assert kraft.record_counts["PartitionRecord"] == 51 and kraft.metadata_version == 14
+
+
+def test_json_report_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    assert audit_command([str(p) for p in data_dirs()], as_json=True, show_progress=False) == 0
+    parsed = json.loads(capsys.readouterr().out)
+    assert parsed["ok"] is True and len(parsed["directories"]) == 5
+    assert {d["metadata_version_name"] for d in parsed["directories"]} == {None, "3.6-IV2", "3.9-IV0"}
+
+
+def test_text_report_and_failing_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "00000000000000000000.log"
+    bad.write_bytes(b"\x00" * 80)
+    assert audit_command([str(bad)], show_progress=False) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:8: batchLength 0 outside" in out
+
+
+def test_progress_counts_every_log_byte() -> None:
+    seen: list[int] = []
+    audit_paths(data_dirs(), seen.append)
+    assert sum(seen) == sum(p.stat().st_size for p in CORPUS_DIR.glob("**/*.log"))
+
+
+def test_the_noop_fast_path_changes_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from kraftspec.traces.metalog import audit
+    from kraftspec.traces.metalog.plant import copy_tree, edit_header
+
+    broken = copy_tree(CORPUS_DIR / "Jeong-Rae__KafkaDemo" / "kraft-combined-logs", tmp_path / "data")
+    edit_header(broken / "__cluster_metadata-0" / "00000000000000000000.log", 500, leader_epoch=9)
+    paths = data_dirs() + [broken]
+    fast = audit_paths(paths).dumps()
+    monkeypatch.setattr(audit, "NOOP_BATCH_SIZE", -1)
+    assert audit_paths(paths).dumps() == fast

@@ -1,0 +1,22 @@
+"""The one exception every metadata-log reader raises: which file, which byte, what is wrong."""
+
+from __future__ import annotations
+
+
+class LogFormatError(ValueError):
+    """A malformed input: ``file`` and absolute byte ``offset`` of the first bad byte, and a plain ``message``."""
+
+    def __init__(self, file: str, offset: int, message: str) -> None:
+        super().__init__(f"{file}:{offset}: {message}")
+        self.file = file
+        self.offset = offset
+        self.message = message
+
+
+class DecodeError(ValueError):
+    """A malformed record value at ``position`` inside the value; readers turn it into a :class:`LogFormatError`."""
+
+    def __init__(self, position: int, message: str) -> None:
+        super().__init__(message)
+        self.position = position
+        self.message = message

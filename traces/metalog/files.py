@@ -1,0 +1,111 @@
+"""Readers of the small files beside a metadata log: quorum-state, leader-epoch-checkpoint, meta.properties,
+partition.metadata. Every problem is a :class:`LogFormatError` with the byte offset of the bad line or value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from kraftspec.reference.raft_quorum_file import QuorumStateData, QuorumStateFileError
+from kraftspec.reference.raft_quorum_file import read_quorum_state as parse_quorum_state
+from kraftspec.reference.storage import MetaProperties, StorageError, parse_meta_properties
+from kraftspec.traces.metalog.errors import LogFormatError
+
+MAX_SMALL_FILE = 1 << 20
+"""These files are a few lines; anything larger is refused before it is read."""
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+"""The ``__cluster_metadata`` topic id, UUID(0, 1) (metadata-records §1)."""
+
+
+def _read_text(path: str) -> str:
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SMALL_FILE + 1)
+    if len(raw) > MAX_SMALL_FILE:
+        raise LogFormatError(path, MAX_SMALL_FILE, f"larger than {MAX_SMALL_FILE} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LogFormatError(path, exc.start, "not UTF-8 text") from None
+
+
+def _line_offsets(text: str) -> list[int]:
+    """Byte offset of the start of each line (1-based line n is at index n-1)."""
+    offsets, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        offsets.append(pos)
+        pos += len(line.encode("utf-8"))
+    return offsets or [0]
+
+
+def _key_offset(text: str, key: str) -> int:
+    """Byte offset of a JSON key in the text (0 if absent), so field errors point at the field."""
+    at = text.find(f'"{key}"')
+    return len(text[:at].encode("utf-8")) if at >= 0 else 0
+
+
+def read_quorum_state(path: str) -> QuorumStateData:
+    """Parse ``quorum-state`` with ``kraftspec.reference.raft_quorum_file`` (kraft-semantics §3.3); the error's
+    offset is the JSON syntax error's, or the offending key's."""
+    text = _read_text(path)
+    try:
+        return parse_quorum_state(text, path)
+    except QuorumStateFileError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, json.JSONDecodeError):
+            offset = len(text[:cause.pos].encode("utf-8"))
+        else:
+            key = re.search(r"key '(\w+)'", str(exc))
+            offset = 0 if key is None else _key_offset(text, key.group(1))
+        message = str(exc).removeprefix(f"{path}: ")
+        raise LogFormatError(path, offset, message) from None
+
+
+def read_leader_epoch_checkpoint(path: str) -> list[tuple[int, int]]:
+    """Parse ``leader-epoch-checkpoint``: a version line (0), an entry count, then ``epoch startOffset`` lines."""
+    text = _read_text(path)
+    lines, starts = text.splitlines(), _line_offsets(text)
+    if len(lines) < 2:
+        raise LogFormatError(path, starts[-1] if text else 0, f"{len(lines)} line(s), needs a version and a count")
+    if lines[0].strip() != "0":
+        raise LogFormatError(path, 0, f"version {lines[0]!r}, only version 0 exists")
+    try:
+        count = int(lines[1].strip())
+    except ValueError:
+        raise LogFormatError(path, starts[1], f"entry count {lines[1]!r} is not an integer") from None
+    if count != len(lines) - 2:
+        raise LogFormatError(path, starts[1], f"entry count {count} but {len(lines) - 2} entry line(s)")
+    entries = []
+    for n in range(2, len(lines)):
+        parts = lines[n].split()
+        if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+            raise LogFormatError(path, starts[n], f"entry {lines[n]!r} is not 'epoch startOffset'")
+        entries.append((int(parts[0]), int(parts[1])))
+    return entries
+
+
+def read_meta_properties(path: str) -> MetaProperties:
+    """Parse ``meta.properties`` with ``kraftspec.reference.storage.parse_meta_properties`` (KIP-631)."""
+    text = _read_text(path)
+    try:
+        return parse_meta_properties(text, path)
+    except StorageError as exc:
+        offset = 0 if exc.line is None else _line_offsets(text)[min(exc.line, len(_line_offsets(text))) - 1]
+        raise LogFormatError(path, offset, exc.message) from None
+
+
+def read_partition_metadata(path: str) -> str:
+    """Parse ``partition.metadata`` (``version: 0`` and ``topic_id: ID`` lines) and return the topic id."""
+    text = _read_text(path)
+    starts = _line_offsets(text)
+    fields: dict[str, tuple[str, int]] = {}
+    for n, line in enumerate(text.splitlines()):
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise LogFormatError(path, starts[n], f"line {line!r} is not 'key: value'")
+        fields[key.strip()] = (value.strip(), starts[n])
+    if fields.get("version", ("", 0))[0] != "0":
+        raise LogFormatError(path, fields.get("version", ("", 0))[1], "version is not 0")
+    if "topic_id" not in fields:
+        raise LogFormatError(path, 0, "topic_id is missing")
+    return fields["topic_id"][0]
