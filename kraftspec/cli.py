@@ -108,6 +108,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return audit_command(paths, as_json=args.json)
 
 
+def cmd_table(args: argparse.Namespace) -> int:
+    """Print a generated documentation table."""
+    from kraftspec.reference import describe_cluster_table
+
+    print(describe_cluster_table.markdown())
+    return EXIT_OK
+
+
 def _scenario_tests() -> Optional[list[Path]]:
     """The scenario test files of a kraftspec checkout (the current directory or above), if there is one."""
     for folder in (Path.cwd(), *Path.cwd().parents):
@@ -179,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit = add("audit", cmd_audit, "audit KRaft metadata logs (data directories, .log or .checkpoint files)")
     audit.add_argument("paths", nargs="*", help="data directories or files (default: the bundled corpus)")
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
+    table = add("table", cmd_table, "print generated documentation tables")
+    table.add_argument("name", choices=["describe-cluster"],
+                       help="describe-cluster: version x receiver x endpoint type x include-fenced")
     add("mutants", cmd_mutants, "list the deliberately wrong rule variants and the layers that catch them")
     return parser
 

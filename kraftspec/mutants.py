@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -79,8 +79,13 @@ def get(name: str) -> Mutant:
     return mutants[name]
 
 
+_APPLIED: list[AbstractContextManager[None]] = []  # kept alive: dropping the context would undo the swap
+
+
 def apply_from_environment() -> None:
     """Apply the mutant named by ``KRAFTSPEC_MUTANT`` for the rest of this process (child processes only)."""
     name = os.environ.get(ENV_VAR)
     if name:
-        get(name).applied().__enter__()
+        context = get(name).applied()
+        context.__enter__()
+        _APPLIED.append(context)

@@ -67,6 +67,8 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
                 f"{before.incarnation_id}'s session (epoch {before.epoch}) was live")
         epoch = out.response.broker_epoch
         assert epoch >= self.highest_epoch.get(broker_id, -1), f"broker {broker_id}'s epoch went back to {epoch}"
+        if before is not None and before.incarnation_id != request.incarnation_id:
+            assert epoch > before.epoch, f"broker {broker_id}'s new incarnation reuses epoch {epoch}"
         self.highest_epoch[broker_id] = epoch
         self.incarnation[broker_id] = incarnation
         self.shut_down.discard(broker_id)

@@ -105,6 +105,7 @@ def validate_alter_partition_data(
     partition: PartitionRegistration | None,
     data: AlterPartitionPartition,
     new_isr_with_epochs: tuple[IsrMember, ...],
+    new_isr: tuple[int, ...],
 ) -> Errors:
     """§2.10 step 2: the first failing per-partition check, in Kafka's order, or NONE.
 
@@ -120,7 +121,6 @@ def validate_alter_partition_data(
     )
     if epoch_error != Errors.NONE:
         return Errors(epoch_error)
-    new_isr = tuple(member[0] for member in new_isr_with_epochs)
     if not is_valid_isr(new_isr, partition.replicas):
         return Errors.INVALID_REQUEST
     if partition.leader not in new_isr:
@@ -158,6 +158,7 @@ def alter_partition(
     if registration is None or registration.epoch != request.broker_epoch:
         return _frozen(partitions), AlterPartitionResponse(Errors.STALE_BROKER_EPOCH), ()
     records: list[PartitionChangeRecord] = []
+    merged: dict[TopicPartition, PartitionRegistration] = {}
     topic_results = []
     for topic_data in request.topics:
         topic = topics.get(topic_data.topic_id)
@@ -173,7 +174,8 @@ def alter_partition(
                 new_isr_with_epochs = tuple((broker_id, -1) for broker_id, _ in new_isr_with_epochs)
             key = (topic.topic_id, data.partition_index)
             partition = partitions.get(key)
-            error = validate_alter_partition_data(brokers, request.broker_id, partition, data, new_isr_with_epochs)
+            new_isr = tuple([member[0] for member in new_isr_with_epochs])
+            error = validate_alter_partition_data(brokers, request.broker_id, partition, data, new_isr_with_epochs, new_isr)
             if error != Errors.NONE or partition is None:
                 results.append(AlterPartitionPartitionResult(data.partition_index, error))
                 continue
@@ -184,7 +186,7 @@ def alter_partition(
                 brokers=brokers,
                 metadata_version=metadata_version,
                 min_isr=topic_effective_min_isr(topic, partitions, data.partition_index),
-                target_isr=tuple(member[0] for member in new_isr_with_epochs),
+                target_isr=new_isr,
                 target_leader_recovery_state=data.leader_recovery_state,
                 election=Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE,
                 elr_enabled=elr_enabled,
@@ -192,6 +194,7 @@ def alter_partition(
             if record is not None:
                 records.append(record)
                 partition = merge(partition, record)
+                merged[key] = partition
                 if record.leader != request.broker_id and record.leader != NO_LEADER_CHANGE:
                     results.append(AlterPartitionPartitionResult(data.partition_index, Errors.NEW_LEADER_ELECTED))
                     continue
@@ -206,5 +209,8 @@ def alter_partition(
             ))
         topic_results.append(AlterPartitionTopicResult(topic_data.topic_id, tuple(results)))
     response = AlterPartitionResponse(Errors.NONE, tuple(topic_results))
-    new_partitions = apply_records(partitions, records) if records else _frozen(partitions)
+    if len(merged) == len(records):
+        new_partitions = _frozen(partitions) if not merged else FrozenMap({**partitions, **merged})
+    else:  # a partition named twice: Kafka replays both records, the second built on the old state
+        new_partitions = apply_records(partitions, records)
     return new_partitions, response, tuple(records)

@@ -390,17 +390,20 @@ def _unsupported_message(name: str, level: int, low: int, high: int) -> str:
             f"The broker wants a version between {low} and {high}, inclusive.")
 
 
-def register_broker(state: ClusterControl, request: BrokerRegistrationRequest,
-                    now: int) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
+def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, now: int, *,
+                    authorized: bool = True) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
     """``registerBroker``: the ordered checks of §1.3, then the records and the epoch.
 
     The epoch is the offset of the first record of the operation (cleanup records of a new
     incarnation come before the RegisterBrokerRecord); an amendment by the same incarnation keeps
     the epoch, fenced and controlled-shutdown flags. Registration does not create a session.
+    ``authorized`` is CLUSTER_ACTION on CLUSTER, checked by ``ControllerApis`` before the controller.
     """
     def fail(error: Errors, message: Optional[str] = None) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
         return state, Output(BrokerRegistrationResponse(error, message=message))
 
+    if not authorized:
+        return fail(Errors.CLUSTER_AUTHORIZATION_FAILED)
     if not state.active:
         return fail(Errors.NOT_CONTROLLER)
     if request.cluster_id != state.cluster_id:
@@ -511,7 +514,8 @@ def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, no
 
 
 _HEARTBEAT_ERRORS = {error: Output(BrokerHeartbeatResponse(error))
-                     for error in (Errors.NOT_CONTROLLER, Errors.STALE_BROKER_EPOCH)}
+                     for error in (Errors.CLUSTER_AUTHORIZATION_FAILED, Errors.NOT_CONTROLLER,
+                                   Errors.STALE_BROKER_EPOCH)}
 # The reply is a function of (next state, caught up) (§1.5 step 8); the values are built once,
 # indexed by ``2 * next.index + caught_up``.
 _HEARTBEAT_REPLIES = [
@@ -521,13 +525,16 @@ _HEARTBEAT_REPLIES = [
     for following in sorted(BrokerControlState, key=lambda s: s.index) for caught_up in (False, True)]
 
 
-def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest,
-              now: int) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
+def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, *,
+              authorized: bool = True) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
     """``processBrokerHeartbeat``: refresh the session, check the epoch, move along the §1.5 table, write records.
 
     A stale or unknown epoch still refreshes its (id, epoch) session. Entering controlled shutdown
     records the offset of the last record written (``maybeUpdateControlledShutdownOffset``), once.
+    ``authorized`` is CLUSTER_ACTION on CLUSTER (``ControllerApis``), checked before anything else.
     """
+    if not authorized:
+        return state, _HEARTBEAT_ERRORS[Errors.CLUSTER_AUTHORIZATION_FAILED]
     if not state.active:
         return state, _HEARTBEAT_ERRORS[Errors.NOT_CONTROLLER]
     state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
@@ -618,8 +625,14 @@ def fence_stale_broker(state: ClusterControl, now: int,
 # Unregistration (§1.8) and controller failover (§1.2 activation)
 # ---------------------------------------------------------------------------------------------
 
-def unregister_broker(state: ClusterControl, broker_id: int) -> tuple[ClusterControl, Output[UnregisterBrokerResponse]]:
-    """``unregisterBroker``: leave every ISR, then every ELR, then UnregisterBrokerRecord v0 (§1.8)."""
+def unregister_broker(state: ClusterControl, broker_id: int, *,
+                      authorized: bool = True) -> tuple[ClusterControl, Output[UnregisterBrokerResponse]]:
+    """``unregisterBroker``: leave every ISR, then every ELR, then UnregisterBrokerRecord v0 (§1.8).
+
+    ``authorized`` is ALTER on CLUSTER (``ControllerApis``), checked first.
+    """
+    if not authorized:
+        return state, Output(UnregisterBrokerResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
     if not state.active:
         return state, Output(UnregisterBrokerResponse(Errors.NOT_CONTROLLER))
     registration = state.brokers.get(broker_id)

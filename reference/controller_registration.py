@@ -111,6 +111,7 @@ class ManagerState:
 
 
 def _request_of(state: ManagerState) -> ControllerRegistrationRequest:
+    """The request ``sendControllerRegistration`` builds: our id, incarnation, listeners, features, zkMigrationReady=false."""
     return ControllerRegistrationRequest(
         controller_id=state.node_id,
         incarnation_id=state.incarnation_id,

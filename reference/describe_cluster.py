@@ -113,6 +113,7 @@ def endpoint_type_name(endpoint_type: int) -> str:
 
 
 def _endpoint_error_response(request: DescribeClusterRequest, served: int) -> Optional[DescribeClusterResponse]:
+    """The error-only response of §4.2 steps 1–2 (Kafka's messages), or None when the endpoint types agree."""
     error = endpoint_type_error(request.version, request.endpoint_type, served)
     if error == Errors.NONE:
         return None

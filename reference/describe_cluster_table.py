@@ -35,12 +35,14 @@ def example_image() -> ClusterImage:
     """Brokers 1 (unfenced), 2 (fenced), 3 (unfenced, no PLAINTEXT endpoint); controllers 3000 (Raft
     leader), 3001, and 3002 (no CONTROLLER endpoint); MV 4.3-IV0."""
     def broker(broker_id: int, fenced: bool, listener: str) -> BrokerRegistration:
+        """A broker with one endpoint on ``listener``."""
         return BrokerRegistration(
             broker_id=broker_id, epoch=100 + broker_id, incarnation_id=f"b{broker_id}", fenced=fenced,
             listeners=(Endpoint(listener, f"broker{broker_id}", 9092),),
         )
 
     def controller(controller_id: int, listener: str) -> ControllerRegistration:
+        """A controller with one endpoint on ``listener``."""
         return ControllerRegistration(controller_id, f"c{controller_id}", listeners=(Endpoint(listener, f"ctl{controller_id}", 9093),))
 
     return ClusterImage(
@@ -68,6 +70,7 @@ class Cell:
 
 
 def _describe(response: DescribeClusterResponse) -> str:
+    """A cell's server text: the error name, or the nodes (fenced marked) and the controller id."""
     if response.error != Errors.NONE:
         return response.error.name
     nodes = ", ".join(f"{n.node_id}{' (fenced)' if n.is_fenced else ''}" for n in response.nodes)

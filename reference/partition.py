@@ -30,7 +30,7 @@ from kraftspec.reference.partition_rules import (
     populate_target_elr,
     reassignment_requires_leader_epoch_bump,
 )
-from kraftspec.reference.records import NO_LEADER, NO_LEADER_CHANGE, PartitionChangeRecord, PartitionRecord
+from kraftspec.reference.records import NO_LEADER, NO_LEADER_CHANGE, ClearElrRecord, PartitionChangeRecord, PartitionRecord
 
 TopicPartition = tuple[str, int]
 """A partition's key: ``(topic_id, partition_id)``."""
@@ -327,3 +327,18 @@ def apply_records(
         key = (record.topic_id, record.partition_id)
         dict.__setitem__(updated, key, merge(updated[key], record))  # a fresh map, not yet shared or hashed
     return updated
+
+
+def replay_clear_elr(
+    partitions: Mapping[TopicPartition, PartitionRegistration],
+    topics: Mapping[str, TopicInfo],
+    record: ClearElrRecord,
+) -> FrozenMap[TopicPartition, PartitionRegistration]:
+    """§2.2/§2.7 ClearElrRecord (written when min.insync.replicas changes): every partition of the named topic
+    (every topic for an empty name) with a non-empty ELR or lastKnownElr merges ELR := [], lastKnownElr := [],
+    which bumps its partition epoch."""
+    wanted = {t.topic_id for t in topics.values() if not record.topic_name or t.name == record.topic_name}
+    return apply_records(partitions, [
+        PartitionChangeRecord(partition_id=key[1], topic_id=key[0], eligible_leader_replicas=(), last_known_elr=())
+        for key, p in sorted(partitions.items()) if key[0] in wanted and (p.elr or p.last_known_elr)
+    ])

@@ -160,6 +160,12 @@ def update_leader_metadata(
     return maybe_increment_high_watermark(updated, now_ms)
 
 
+def update_broker_metadata(state: PartitionLeaderState, brokers: Mapping[int, BrokerRegistration]) -> PartitionLeaderState:
+    """§2.12: a metadata update that changes only broker registrations refreshes the leader's broker view
+    (fenced / shutting down / epochs) used for ISR eligibility; the partition state stays as it is."""
+    return replace(state, eligible_brokers=eligible_broker_epochs(brokers))
+
+
 def is_replica_isr_eligible(state: PartitionLeaderState, replica: int) -> bool:
     """§2.12 ``isReplicaIsrEligible``: alive, unfenced, not shutting down, and fetching with its current epoch."""
     cached = state.eligible_brokers.get(replica)

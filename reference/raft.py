@@ -6,6 +6,8 @@ handling every role shares (§3.8: older epoch ignored, newer epoch or fencing e
 then to the role; after every input the node polls its role's timers (as Kafka's ``poll`` does).
 Outputs are ``Send`` values. Time (ms) and the election jitter draw are arguments. Not modelled:
 snapshots, dynamic voters (kraft.version 1 reconfiguration), graceful shutdown, request back-off.
+KIP-595 as implemented differs from its text: elections start with a pre-vote (KIP-996, Prospective),
+a leader that restarts or resigns is Resigned, and observers discover the leader by fetching any voter.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ from kraftspec.reference.raft_state import (
     Resigned,
     Unattached,
     evolve,
+    fast_new,
 )
 
+_NONE = Errors.NONE
 NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error indicates that the broker is not the "
                       "current leader. For requests intended for any replica, this error indicates that the broker "
                       "is not a replica of the topic partition.")
@@ -101,9 +105,14 @@ def new_node(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[i
 
 
 def restart(node: RaftNode, now: int, jitter: int = 0) -> RaftNode:
-    """A crash and restart: unflushed records and all soft state are lost; the quorum-state file survives."""
-    return new_node(node.local_id, node.voters, node.voter_endpoints, node.config, raft_log.recover(node.log),
-                    node.stored, now, jitter, node.directory_id, node.cluster_id)
+    """A crash and restart: unflushed records and all soft state are lost; the quorum-state file survives.
+
+    Correlation ids keep counting, standing in for the connections a restart closes: no response to a
+    request of the previous incarnation is ever taken for one of the new.
+    """
+    fresh = new_node(node.local_id, node.voters, node.voter_endpoints, node.config, raft_log.recover(node.log),
+                     node.stored, now, jitter, node.directory_id, node.cluster_id)
+    return evolve(fresh, next_correlation_id=node.next_correlation_id)
 
 
 def step(node: RaftNode, message: Any, now: int, jitter: int = 0) -> tuple[RaftNode, tuple[Send, ...]]:
@@ -134,6 +143,7 @@ def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> R
 
 def _to_unattached(node: RaftNode, epoch: int, now: int, jitter: int, out: Outputs,
                    leader_id: int = NO_LEADER) -> RaftNode:
+    """``transitionToUnattached`` (durable), keeping the election timer as §3.2 says."""
     deadline = raft_state.election_deadline(node.config, now, jitter, node.is_voter)
     state = raft_state.transition_to_unattached(node.state, epoch, deadline, len(node.voters), leader_id)
     return _moved(node, state, True, out)
@@ -157,6 +167,7 @@ def _to_prospective(node: RaftNode, now: int, jitter: int, out: Outputs) -> Raft
 
 
 def _maybe_prospective_won(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
+    """``maybeTransitionToCandidate``: a majority of pre-votes (self included) makes a Candidate (§3.5)."""
     state = node.state
     if raft_rules.election_won(len(node.voters), len(state.granted & node.voters)):
         return _to_candidate(node, now, jitter, out)
@@ -164,12 +175,14 @@ def _maybe_prospective_won(node: RaftNode, now: int, jitter: int, out: Outputs) 
 
 
 def _to_candidate(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
+    """``transitionToCandidate`` (durable vote for itself); a lone voter is at once Leader (§3.5)."""
     deadline = raft_state.election_deadline(node.config, now, jitter)
     node = _moved(node, raft_state.transition_to_candidate(node.state, node.local_id, deadline), True, out)
     return _maybe_candidate_won(node, now, out)
 
 
 def _maybe_candidate_won(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+    """``maybeTransitionToLeader``: a majority of granted votes (self included) makes the Leader (§3.5)."""
     if raft_rules.election_won(len(node.voters), len(node.state.granted & node.voters)):
         return _to_leader(node, now, out)
     return node
@@ -252,6 +265,7 @@ def _expected(node: RaftNode, source: int, correlation_id: int) -> Optional[Raft
 
 
 def _send_request(node: RaftNode, destination: int, request: Any, now: int, out: Outputs) -> RaftNode:
+    """Send ``request`` with a fresh correlation id and remember it as outstanding to ``destination``."""
     cid = node.next_correlation_id
     out.append(Send(destination, evolve(request, correlation_id=cid)))
     return evolve(node, inflight=node.inflight.set(destination, (cid, now)), next_correlation_id=cid + 1)
@@ -294,6 +308,7 @@ def can_grant_vote(node: RaftNode, candidate: ReplicaKey, log_up_to_date: bool, 
 
 
 def _vote_response(node: RaftNode, partition_error: Errors, granted: bool, correlation_id: int) -> VoteResponse:
+    """``buildVoteResponse``: the receiver's epoch, leader and leader endpoints after handling (§3.4 step 10)."""
     return VoteResponse(node.local_id, Errors.NONE, partition_error, node.state.epoch,
                         raft_state.leader_of(node.state), granted, _leader_endpoints(node), correlation_id)
 
@@ -382,6 +397,7 @@ def _prospective_lost(node: RaftNode, now: int, jitter: int, out: Outputs) -> Ra
 
 def _fetch_error_response(node: RaftNode, error: Errors, req: FetchRequest,
                           state: Optional[QuorumState] = None) -> FetchResponse:
+    """``buildEmptyFetchResponse``: a partition error with the current leader and epoch of ``state`` (§3.7)."""
     state = state if state is not None else node.state
     return FetchResponse(node.local_id, Errors.NONE, error, state.epoch, raft_state.leader_of(state),
                          _leader_endpoints(evolve(node, state=state)), -1, 0, NO_DIVERGING_EPOCH, (),
@@ -397,16 +413,17 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
         return node, _fetch_error_response(node, Errors[error], req)
     log = node.log
     diverging = raft_log.validate_offset_and_epoch(log, req.fetch_offset, req.last_fetched_epoch)
+    local = node.local_id
+    endpoints = node.voter_endpoints.get(local, ())
     if diverging is not None:
-        return node, FetchResponse(node.local_id, Errors.NONE, Errors.NONE, state.epoch, node.local_id,
-                                   _leader_endpoints(node), state.high_watermark, 0, diverging, (),
-                                   req.correlation_id)
+        return node, FetchResponse(local, _NONE, _NONE, state.epoch, local, endpoints, state.high_watermark, 0,
+                                   diverging, (), req.correlation_id)
     records = raft_log.read(log, req.fetch_offset, node.config.fetch_max_records)
     leader = raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now, node.config)
-    node = evolve(node, state=leader)
-    return node, FetchResponse(node.local_id, Errors.NONE, Errors.NONE, leader.epoch, node.local_id,
-                               _leader_endpoints(node), leader.high_watermark, 0, NO_DIVERGING_EPOCH, records,
-                               req.correlation_id)
+    return evolve(node, state=leader), fast_new(FetchResponse, {
+        "source": local, "error": _NONE, "partition_error": _NONE, "leader_epoch": leader.epoch, "leader_id": local,
+        "leader_endpoints": endpoints, "high_watermark": leader.high_watermark, "log_start_offset": 0,
+        "diverging_epoch": NO_DIVERGING_EPOCH, "records": records, "correlation_id": req.correlation_id})
 
 
 def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -423,15 +440,15 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
             or req.last_fetched_epoch > req.current_leader_epoch):
         out.append(Send(src, _fetch_error_response(node, Errors.INVALID_REQUEST, req)))
         return node
-    old_hw = getattr(node.state, "high_watermark", -1)
+    old_hw = node.state.high_watermark if type(node.state) is Leader else -1
     node, resp = _try_complete_fetch(node, req, now)
-    if (resp.partition_error != Errors.NONE or resp.records or req.max_wait_ms == 0
+    if (resp.partition_error != _NONE or resp.records or req.max_wait_ms == 0
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
         out.append(Send(src, resp))
     else:
         leader = node.state
         node = evolve(node, state=evolve(leader, parked=leader.parked + (ParkedFetch(src, req, now + req.max_wait_ms),)))
-    if isinstance(node.state, Leader) and node.state.high_watermark != old_hw:
+    if type(node.state) is Leader and node.state.high_watermark != old_hw:
         node = _complete_parked(node, now, out, lambda parked: parked.source != src)
     return node
 
@@ -469,10 +486,9 @@ def _on_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter: in
             raise RaftFatalError(f"leader requested truncation to {end_offset}, below the high watermark {hw}")
         log, _ = raft_log.truncate_to_end_offset(log, epoch, end_offset)
     else:
-        if resp.records:
-            log = raft_log.append_as_follower(log, resp.records)
-            if node.is_voter:
-                log = raft_log.flush(log)
+        log = raft_log.append_as_follower(log, resp.records)
+        if node.is_voter:
+            log = raft_log.flush(log)
         try:
             hw = raft_rules.follower_high_watermark(hw, log.end_offset, resp.high_watermark)
         except ValueError as exc:
@@ -487,12 +503,9 @@ def _on_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter: in
 
 
 def _epoch_response(node: RaftNode, api: str, partition_error: Errors, cid: int) -> QuorumEpochResponse:
+    """``buildBegin/EndQuorumEpochResponse``: the receiver's epoch, leader and endpoints (§3.9)."""
     return QuorumEpochResponse(node.local_id, api, Errors.NONE, partition_error, node.state.epoch,
                                raft_state.leader_of(node.state), _leader_endpoints(node), cid)
-
-
-def _top_level_error(req: Any) -> Optional[Errors]:
-    return Errors.INVALID_REQUEST if req.topic_partition != METADATA_PARTITION else None
 
 
 def _on_begin_quorum_epoch(node: RaftNode, req: BeginQuorumEpochRequest, now: int, jitter: int,
@@ -502,7 +515,7 @@ def _on_begin_quorum_epoch(node: RaftNode, req: BeginQuorumEpochRequest, now: in
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
         out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
         return node
-    if _top_level_error(req) is not None:
+    if req.topic_partition != METADATA_PARTITION:
         out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INVALID_REQUEST, correlation_id=cid)))
         return node
     error = _voter_only_error(node, req.leader_id, req.leader_epoch)
@@ -525,7 +538,7 @@ def _on_end_quorum_epoch(node: RaftNode, req: EndQuorumEpochRequest, now: int, j
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
         out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
         return node
-    if _top_level_error(req) is not None:
+    if req.topic_partition != METADATA_PARTITION:
         out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INVALID_REQUEST, correlation_id=cid)))
         return node
     error = _voter_only_error(node, req.leader_id, req.leader_epoch)
@@ -573,8 +586,9 @@ def _on_describe_quorum(node: RaftNode, req: DescribeQuorumRequest, now: int, ji
                                                            NOT_LEADER_MESSAGE)))
         return node
     voters, observers, state = raft_leader.describe(state, now)
+    nodes = tuple(sorted(node.voter_endpoints.items())) if req.version >= 2 else ()
     out.append(Send(req.source, DescribeQuorumResponse(Errors.NONE, Errors.NONE, None, node.local_id, state.epoch,
-                                                       state.high_watermark, voters, observers)))
+                                                       state.high_watermark, voters, observers, nodes)))
     return evolve(node, state=state)
 
 
@@ -609,6 +623,7 @@ def _fetch_request(node: RaftNode) -> FetchRequest:
 
 
 def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Outputs) -> RaftNode:
+    """Send ``request`` to each target (not itself) that has nothing outstanding (``RequestManager``)."""
     for target in sorted(targets):
         if target != node.local_id and _ready(node, target, now):
             node = _send_request(node, target, request, now, out)
@@ -616,6 +631,7 @@ def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Ou
 
 
 def _vote_request(node: RaftNode, pre_vote: bool) -> VoteRequest:
+    """A (pre-)vote request for the current epoch with the log's (last fetched epoch, LEO) (§3.5)."""
     return VoteRequest(node.local_id, node.state.epoch, node.log.last_fetched_epoch, node.log.end_offset, pre_vote,
                        node.directory_id, cluster_id=node.cluster_id)
 
@@ -624,7 +640,7 @@ def _poll(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``pollCurrentState``: expire the role's timer, otherwise send what is due (§3.5, §3.6)."""
     state = node.state
     if isinstance(state, Leader):
-        if raft_leader.check_quorum_expired(state, now):
+        if now >= state.check_quorum_deadline and raft_leader.check_quorum_expired(state, now):
             return _resign(node, now, jitter, out)
         if state.parked and any(p.deadline <= now for p in state.parked):
             node = _complete_parked(node, now, out, lambda p: p.deadline <= now)

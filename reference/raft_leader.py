@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kraftspec.reference import raft_rules
 from kraftspec.reference.frozen import FrozenMap
-from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState, evolve
+from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState, evolve, fast_new
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 
@@ -42,27 +42,36 @@ def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, no
             caught_up = max(caught_up, now)
         elif state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset:
             caught_up = max(caught_up, state.last_fetch_ms)
-    return ReplicaState(fetch_offset, max(state.last_fetch_ms, now), leader_end_offset, caught_up, True)
+    return fast_new(ReplicaState, {"end_offset": fetch_offset, "last_fetch_ms": max(state.last_fetch_ms, now),
+                                   "last_fetch_leader_end_offset": leader_end_offset,
+                                   "last_caught_up_ms": caught_up, "acknowledged": True})
 
 
 def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
                          config: QuorumConfig) -> Leader:
-    """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71)."""
-    own = leader.voter_states.get(leader.local_id)
+    """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71).
+
+    The HW is recomputed only when the voter's end offset changed (it is a function of the end offsets).
+    """
+    voters = leader.voter_states
+    own = voters.get(leader.local_id)
     leader_end = own.end_offset if own is not None else -1
-    voter = leader.voter_states.get(replica_id)
+    voter = voters.get(replica_id)
     if voter is None:
         observer = leader.observer_states.get(replica_id, ReplicaState())
         observers = leader.observer_states.set(replica_id, _followed(observer, fetch_offset, leader_end, now))
         return evolve(leader, observer_states=observers)
-    voter_states = leader.voter_states.set(replica_id, _followed(voter, fetch_offset, leader_end, now))
-    fetched = leader.fetched_voters | {replica_id}
+    voter_states = FrozenMap({**voters, replica_id: _followed(voter, fetch_offset, leader_end, now)})
+    fetched = leader.fetched_voters
+    if replica_id not in fetched:
+        fetched = fetched | {replica_id}
     deadline = leader.check_quorum_deadline
-    if raft_rules.check_quorum_reached(len(voter_states), len(fetched), leader.local_id in voter_states):
+    if raft_rules.check_quorum_reached(len(voter_states), len(fetched), own is not None):
         fetched = frozenset()
         deadline = now + config.check_quorum_timeout_ms
+    hw = leader.high_watermark if voter.end_offset == fetch_offset else _with_high_watermark(leader, voter_states)
     return evolve(leader, voter_states=voter_states, fetched_voters=fetched, check_quorum_deadline=deadline,
-                  high_watermark=_with_high_watermark(leader, voter_states))
+                  high_watermark=hw)
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:
@@ -81,7 +90,7 @@ def voters_needing_begin_quorum_epoch(leader: Leader, now: int, config: QuorumCo
     """Voters (not the leader) whose last fetch is at least fetchTimeout/2 ago, or never (§3.6)."""
     cutoff = now - config.begin_quorum_epoch_timeout_ms
     return tuple(sorted(v for v, s in leader.voter_states.items()
-                        if v != leader.local_id and s.last_fetch_ms <= cutoff))
+                        if v != leader.local_id and (s.last_fetch_ms < 0 or s.last_fetch_ms <= cutoff)))
 
 
 def acknowledge(leader: Leader, voter_id: int) -> Leader:

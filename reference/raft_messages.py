@@ -137,7 +137,8 @@ class DescribeQuorumRequest:
 
 @dataclass(frozen=True)
 class DescribeQuorumResponse:
-    """DescribeQuorum response; ``current_voters`` / ``observers`` hold ``raft_leader.ReplicaDescription``."""
+    """DescribeQuorum response; ``current_voters`` / ``observers`` hold ``raft_leader.ReplicaDescription``;
+    ``nodes`` (v2) are the voters' (id, listeners)."""
 
     error: Errors = Errors.NONE
     partition_error: Errors = Errors.NONE
@@ -147,6 +148,7 @@ class DescribeQuorumResponse:
     high_watermark: int = -1
     current_voters: tuple[Any, ...] = ()
     observers: tuple[Any, ...] = ()
+    nodes: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

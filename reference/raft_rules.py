@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-NO_OFFSET = -1
-
 
 def majority(voter_count: int) -> int:
     """``EpochElection``: a majority is ``floor(voters/2) + 1`` of the voter set (§3.5)."""

@@ -28,6 +28,7 @@ class StorageError(Exception):
     """A storage problem naming the ``file`` and, when one is at fault, its 1-based ``line`` and ``key``."""
 
     def __init__(self, message: str, file: str, line: Optional[int] = None, key: Optional[str] = None) -> None:
+        """Keep the parts; the text reads ``file[:line]: message``."""
         where = file if line is None else f"{file}:{line}"
         super().__init__(f"{where}: {message}")
         self.message = message
@@ -74,6 +75,7 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
 def _unescape(text: str) -> str:
+    """``Properties.loadConvert``: ``\\t \\n \\r \\f``, ``\\uXXXX`` (malformed → ValueError), ``\\x`` → ``x``."""
     out, i = [], 0
     while i < len(text):
         c = text[i]
@@ -294,7 +296,8 @@ def format_directories(
 
     Before 4.1 every directory also got ``bootstrap.checkpoint`` (the corpus's 3.x directories). The
     cluster id must be a Kafka UUID, as 3.x ``StorageTool`` checked ("does not appear to be a valid UUID");
-    the 4.x Formatter as read takes any string.
+    the 4.x Formatter as read takes any string. The output omits Kafka's "Bootstrap metadata: ..." line
+    (a Java ``toString`` of the records).
     """
     if node_id < 0:
         raise FormatError("You must specify a valid non-negative node ID.")
@@ -350,8 +353,9 @@ class InfoResult:
 
 
 def info(log_dirs: Mapping[str, DirectoryEntry], self_managed: bool) -> InfoResult:
-    """``StorageTool.infoCommand``: list found directories, the first directory's metadata, and problems
-    (missing/not-a-directory/unformatted, load errors, mismatched cluster or node ids, KRaft vs legacy)."""
+    """``StorageTool.infoCommand``: list found directories (sorted, as the config's TreeSet), the first
+    directory's metadata, and problems (missing/not-a-directory/unformatted, load errors, mismatched
+    cluster or node ids, KRaft vs legacy). Load errors include this module's stricter checks."""
     if not log_dirs:
         return InfoResult(0, "No directories specified.\n")
     problems: list[str] = []

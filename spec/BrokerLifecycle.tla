@@ -98,13 +98,17 @@ KnownEpochs(b) == {reg[b].epoch : x \in {b} \cap {y \in Brokers : Registered(y)}
                   \cup {p[2] : p \in {q \in DOMAIN sessions : q[1] = b}}
 
 ----------------------------------------------------------------------------
+(* A controller that has just become active on a running cluster (ClusterControlManager.activate): *)
+(* every broker registered and unfenced (broker Replicas[i] with epoch and record offset i - 1),    *)
+(* with a session from now but no reported offset yet; the partition led by its preferred replica.  *)
 Init ==
     /\ clock = 0
-    /\ nextOffset = 0
-    /\ reg = [b \in Brokers |-> NoReg]
-    /\ hb = [b \in Brokers |-> NoHb]
-    /\ sessions = [p \in {} |-> 0]
-    /\ part = [leader |-> -1, isr |-> Replicas, leaderEpoch |-> 0, partitionEpoch |-> 0]
+    /\ nextOffset = Len(Replicas)
+    /\ reg = [b \in Brokers |-> LET i == CHOOSE j \in DOMAIN Replicas : Replicas[j] = b IN
+                [epoch |-> i - 1, inc |-> 1, fenced |-> FALSE, ics |-> FALSE, offset |-> i - 1]]
+    /\ hb = [b \in Brokers |-> [present |-> TRUE, fenced |-> FALSE, offset |-> -1, cso |-> -1]]
+    /\ sessions = [p \in {<<b, reg[b].epoch>> : b \in Brokers} |-> 0]
+    /\ part = [leader |-> Replicas[1], isr |-> Replicas, leaderEpoch |-> 0, partitionEpoch |-> 0]
     /\ lastReply = [b \in Brokers |-> "none"]
 
 (* registerBroker (§1.3): refused while another incarnation holds a valid session; a new  *)
@@ -245,9 +249,12 @@ UnfencedOnlyWhenCaughtUp ==
     [][\A b \in Brokers : (Registered(b) /\ reg[b].fenced /\ reg'[b].epoch = reg[b].epoch /\ ~reg'[b].fenced)
                             => hb'[b].offset >= reg[b].offset]_vars
 
-(* Broker epochs per id only grow. *)
+(* Broker epochs per id only grow, and a new incarnation always gets a larger one (else the old   *)
+(* incarnation's heartbeats would still be accepted).                                            *)
 EpochsOnlyGrow ==
-    [][\A b \in Brokers : (Registered(b) /\ reg'[b].epoch >= 0) => reg'[b].epoch >= reg[b].epoch]_vars
+    [][\A b \in Brokers : (Registered(b) /\ reg'[b].epoch >= 0) =>
+                             /\ reg'[b].epoch >= reg[b].epoch
+                             /\ (reg'[b].inc # reg[b].inc => reg'[b].epoch > reg[b].epoch)]_vars
 
 (* Leader and partition epochs only grow; the partition epoch grows whenever the leader epoch does. *)
 PartitionEpochsGrow ==

@@ -78,32 +78,36 @@ class LabelledGraph:
 
 
 def explore_reference(model: AgreementModel[S], constants: Mapping[str, TlaValue]) -> LabelledGraph:
-    """Breadth-first exploration of the reference's reachable states under the spec's bounds."""
+    """Breadth-first exploration of the reference's reachable states under the spec's bounds.
+
+    Each distinct reference state is projected once; edges are kept in the spec's vocabulary with
+    the reference call that produced them.
+    """
     graph = LabelledGraph()
-    seen: set[S] = set()
+    keys: dict[S, StateKey] = {}
     queue: deque[S] = deque()
-    for state in model.initial_states(constants):
-        key = state_key(model.project(state))
-        graph.initial.add(key)
-        graph.nodes.add(key)
-        graph.witnesses.setdefault(key, state)
-        if state not in seen:
-            seen.add(state)
+
+    def visit(state: S) -> StateKey:
+        key = keys.get(state)
+        if key is None:
+            key = keys[state] = state_key(model.project(state))
             queue.append(state)
+            graph.nodes.add(key)
+            graph.witnesses.setdefault(key, state)
+        return key
+
+    for state in model.initial_states(constants):
+        graph.initial.add(visit(state))
     while queue:
         state = queue.popleft()
-        source = state_key(model.project(state))
+        source = keys[state]
         for step in model.successors(state, constants):
-            target = state_key(model.project(step.state))
+            target = visit(step.state)
             if target != source:
                 edge = (source, step.action, target)
-                graph.edges.add(edge)
-                graph.calls.setdefault(edge, step.call)
-            graph.nodes.add(target)
-            graph.witnesses.setdefault(target, step.state)
-            if step.state not in seen:
-                seen.add(step.state)
-                queue.append(step.state)
+                if edge not in graph.calls:
+                    graph.edges.add(edge)
+                    graph.calls[edge] = step.call
     return graph
 
 

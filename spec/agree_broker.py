@@ -17,8 +17,8 @@ from kraftspec.reference import broker
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LEVELS
-from kraftspec.reference.partition import PartitionRegistration, TopicInfo
-from kraftspec.reference.records import FeatureRange
+from kraftspec.reference.partition import TopicInfo
+from kraftspec.reference.records import FeatureRange, PartitionRecord, RegisterBrokerRecord, TopicRecord
 from kraftspec.spec.agree import AgreementModel, Step
 from kraftspec.spec.tla_values import TlaValue, fn, record
 
@@ -52,15 +52,22 @@ def granted_state(response: broker.BrokerHeartbeatResponse) -> str:
 
 
 def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
-    """``Init``: no broker registered; the partition is leaderless with every broker in its ISR."""
+    """``Init``: a controller just activated on a running cluster, as restored from a snapshot.
+
+    Broker ``brokers[i]`` registered (incarnation 1, epoch and record offset ``i``) and unfenced; the
+    partition over every broker led by the first; the log ends after the registrations.
+    """
     brokers = sorted(constants["Brokers"])
-    control = broker.initial_state(CLUSTER_ID, METADATA_VERSION, session_timeout=int(constants["SessionTimeout"]))
-    control = broker._evolve(
-        control,
-        topics=FrozenMap({TOPIC.topic_id: TOPIC}),
-        partitions=FrozenMap({(TOPIC.topic_id, 0): PartitionRegistration(
-            replicas=tuple(brokers), isr=tuple(brokers), leader=-1)}),
-    )
+    control = broker.deactivate(broker.initial_state(CLUSTER_ID, METADATA_VERSION,
+                                                     session_timeout=int(constants["SessionTimeout"])))
+    for offset, b in enumerate(brokers):
+        control = broker.replay(control, RegisterBrokerRecord(
+            broker_id=b, incarnation_id="1", broker_epoch=offset, features=FEATURES, fenced=False,
+            log_dirs=(directory_of(b),)), offset)
+    control = broker.replay(control, TopicRecord(name=TOPIC.name, topic_id=TOPIC.topic_id), len(brokers))
+    control = broker.replay(control, PartitionRecord(partition_id=0, topic_id=TOPIC.topic_id, replicas=tuple(brokers),
+                                                     isr=tuple(brokers), leader=brokers[0]), len(brokers))
+    control = broker.activate(broker.log_advanced(control, len(brokers)), 0)
     yield ExploredState(control, 0, FrozenMap({b: "none" for b in brokers}))
 
 

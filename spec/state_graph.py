@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import networkx as nx
 
-from kraftspec.spec.tla_parse import parse_state
+from kraftspec.spec.tla_parse import parse_state, to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcResult, run_tlc
 
@@ -24,16 +24,24 @@ __all__ = ["StateKey", "state_key", "load_dot", "state_graph"]
 _INITIAL_END = '",style = filled]'
 
 
-StateKey = frozenset  # of (variable, value) pairs
+class StateKey(frozenset):  # type: ignore[type-arg]
+    """A state as the frozenset of its ``(variable, value)`` pairs; ``dict(key)`` gives it back.
+
+    Equal to (and hashing like) the plain frozenset of the same pairs. A frozenset caches its hash,
+    which keeps graph operations cheap on states with large values. The repr prints the state in
+    TLA+ with variables and set elements in a fixed order, so sorting keys by ``repr`` is
+    deterministic across processes.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "StateKey(" + " /\\ ".join(f"{var} = {to_tla(value)}" for var, value in sorted(self)) + ")"
 
 
 def state_key(state: Mapping[str, TlaValue]) -> StateKey:
-    """The hashable, canonical key of a state: the frozenset of its ``(variable, value)`` pairs.
-
-    ``dict(key)`` gives the state back. A frozenset caches its hash, which keeps graph operations
-    cheap on states with large values.
-    """
-    return frozenset(state.items())
+    """The hashable, canonical key of a state (see :class:`StateKey`)."""
+    return StateKey(state.items())
 
 
 def _undot(label: str) -> str:

@@ -52,6 +52,8 @@ def _is_sequence_domain(keys: Iterable[Any]) -> bool:
 def fn(mapping: Mapping[Any, Any] | Iterable[tuple[Any, Any]]) -> "Fn | tuple[Any, ...]":
     """The canonical value of a TLA+ function given as a mapping (a tuple when the domain is ``1..n``)."""
     items = dict(mapping)
+    if items and type(next(iter(items))) is str:  # a record: never a sequence
+        return Fn(items)
     if _is_sequence_domain(items):
         return tuple(items[i] for i in range(1, len(items) + 1))
     return Fn(items)

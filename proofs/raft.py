@@ -1,0 +1,120 @@
+"""CrossHair contracts (PEP316) on the KRaft quorum rules in ``kraftspec.reference.raft_rules``.
+
+Each contract carries the name of the rule it checks and states a property, not the implementation.
+Run: ``python -m crosshair check --analysis_kind=PEP316 --per_condition_timeout=5 kraftspec.proofs.raft``.
+``KRAFTSPEC_MUTANT=name`` applies a deliberately wrong variant first (see ``kraftspec.models.raft_mutants``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from kraftspec import mutants
+from kraftspec.reference import raft_rules
+
+# ``mutants.apply_from_environment`` drops its context manager, whose clean-up then undoes the swap at once;
+# holding the context here keeps the mutant applied for the rest of the process (reported to the lead).
+_APPLIED = [mutants.get(os.environ[mutants.ENV_VAR]).applied()] if os.environ.get(mutants.ENV_VAR) else []
+for _context in _APPLIED:
+    _context.__enter__()
+
+ROLES = ("Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned")
+
+
+def is_log_up_to_date(last_epoch: int, end_offset: int, local_last_epoch: int, local_end_offset: int) -> bool:
+    """A candidate's log is up to date iff (last epoch, end offset) >= the local pair, epoch first (§3.4).
+
+    pre: last_epoch >= 0 and local_last_epoch >= 0 and end_offset >= 0 and local_end_offset >= 0
+    post: __return__ == ((last_epoch, end_offset) >= (local_last_epoch, local_end_offset))
+    post: implies(last_epoch == local_last_epoch and end_offset < local_end_offset, not __return__)
+    post: implies(last_epoch > local_last_epoch, __return__)
+    """
+    return raft_rules.is_log_up_to_date(last_epoch, end_offset, local_last_epoch, local_end_offset)
+
+
+def implies(a: bool, b: bool) -> bool:
+    """Logical implication, for the contracts."""
+    return (not a) or b
+
+
+def grant_vote(role: str, pre_vote: bool, log_up_to_date: bool, has_voted: bool, vote_matches: bool,
+               leader_known: bool, fetched_from_leader: bool) -> bool:
+    """``canGrantVote`` (§3.4 table): leaders never grant; standard votes only from Unattached/Prospective;
+    a stored vote decides a standard vote; otherwise a vote needs an up-to-date log.
+
+    pre: role in ROLES
+    pre: implies(vote_matches, has_voted)
+    post: implies(role == "Leader", not __return__)
+    post: implies(not pre_vote and role not in ("Unattached", "Prospective"), not __return__)
+    post: implies(not pre_vote and has_voted and role in ("Unattached", "Prospective"), __return__ == vote_matches)
+    post: implies(not log_up_to_date and not (has_voted and not pre_vote), not __return__)
+    post: implies(role == "Follower" and fetched_from_leader, not __return__)
+    post: implies(not pre_vote and not has_voted and leader_known, not __return__)
+    """
+    return raft_rules.grant_vote(role, pre_vote, log_up_to_date, has_voted, vote_matches, leader_known,
+                                 fetched_from_leader)
+
+
+def next_high_watermark(current: int, voter_end_offsets: tuple[int, int, int], epoch_start_offset: int) -> int:
+    """The leader's HW never decreases, moves only past the epoch start offset, and never exceeds what a
+    majority of voters hold (§3.6, B.9); checked for three voters, the model's quorum.
+
+    pre: all(o >= -1 for o in voter_end_offsets)
+    pre: current >= -1 and epoch_start_offset >= 0
+    pre: current == -1 or current > epoch_start_offset
+    post: __return__ >= current
+    post: __return__ == current or __return__ > epoch_start_offset
+    post: __return__ == current or sum(1 for o in voter_end_offsets if o >= __return__) >= 2
+    """
+    return raft_rules.next_high_watermark(current, voter_end_offsets, epoch_start_offset)
+
+
+def check_quorum_reached(voter_count: int, fetched_voters: int, leader_is_voter: bool) -> bool:
+    """Check quorum (§3.6): the fetching voters, plus the leader only if it is a voter, form a majority.
+
+    pre: 1 <= voter_count <= 9
+    pre: 0 <= fetched_voters <= voter_count - (1 if leader_is_voter else 0)
+    post: __return__ == (fetched_voters + (1 if leader_is_voter else 0) >= voter_count // 2 + 1)
+    """
+    return raft_rules.check_quorum_reached(voter_count, fetched_voters, leader_is_voter)
+
+
+def _cache(epochs: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    cache: list[tuple[int, int]] = []
+    for offset, epoch in enumerate(epochs):
+        if not cache or epoch > cache[-1][0]:
+            cache.append((epoch, offset))
+    return tuple(cache)
+
+
+def is_diverging(epochs: tuple[int, ...], fetch_offset: int, last_fetched_epoch: int) -> bool:
+    """Divergence on the leader (§3.7): a fetch at (offset, epoch) is accepted only if the leader's log has
+    that epoch reaching the fetch offset; otherwise the DivergingEpoch answer is never ahead of the fetch.
+
+    pre: len(epochs) <= 4 and all(1 <= e <= 4 for e in epochs)
+    pre: all(epochs[i] <= epochs[i + 1] for i in range(len(epochs) - 1))
+    pre: 1 <= fetch_offset <= 6 and 1 <= last_fetched_epoch <= 4
+    post: implies(not __return__, last_fetched_epoch in epochs and fetch_offset <= len(epochs))
+    post: implies(not __return__, max(i for i, e in enumerate(epochs) if e == last_fetched_epoch) >= fetch_offset - 1)
+    post: implies(__return__, _diverging_end(epochs, last_fetched_epoch) <= len(epochs))
+    """
+    end_epoch, end = raft_rules.end_offset_for_epoch(_cache(epochs), len(epochs), last_fetched_epoch)
+    return raft_rules.is_diverging(fetch_offset, last_fetched_epoch, end_epoch, end)
+
+
+def _diverging_end(epochs: tuple[int, ...], epoch: int) -> int:
+    return raft_rules.end_offset_for_epoch(_cache(epochs), len(epochs), epoch)[1]
+
+
+def truncation_offset(diverging_epoch: int, diverging_end_offset: int, local_epoch: int, local_end: int,
+                      log_end_offset: int) -> int:
+    """Truncation after a DivergingEpoch (§3.7) never grows the log and never keeps entries past the leader's
+    end offset of a shared epoch.
+
+    pre: 0 <= local_end <= log_end_offset and diverging_end_offset >= 0 and diverging_epoch >= 0
+    pre: local_epoch <= diverging_epoch
+    post: 0 <= __return__ <= log_end_offset
+    post: implies(local_epoch == diverging_epoch or diverging_epoch == 0, __return__ <= diverging_end_offset)
+    """
+    return raft_rules.truncation_offset(diverging_epoch, diverging_end_offset, local_epoch, local_end,
+                                        log_end_offset)

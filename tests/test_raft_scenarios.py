@@ -1,0 +1,637 @@
+"""Kafka's own Raft unit-test scenarios (kafka-scenarios.md sections F, G, H, I) against the reference.
+
+Each test is named after its scenario number. Timeouts follow ``RaftClientTestContext``: election 10000 ms,
+fetch 50000 ms (check quorum 75000 ms), election backoff max 100 ms, request timeout 5000 ms; jitter 0.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kraftspec.reference import raft, raft_leader, raft_log, raft_rules, raft_state
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_log import LogEntry, log_of_epochs
+from kraftspec.reference.raft_messages import (
+    Append,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    NotLeaderError,
+    QuorumEpochResponse,
+    Send,
+    Tick,
+    VoteRequest,
+    VoteResponse,
+)
+from kraftspec.reference.raft_quorum_file import (
+    QuorumStateFileError,
+    read_quorum_state,
+    write_quorum_state,
+)
+from kraftspec.reference.raft_records import LeaderChangeMessage
+from kraftspec.reference.raft_state import (
+    Candidate,
+    ElectionState,
+    Follower,
+    IllegalTransition,
+    Leader,
+    Prospective,
+    QuorumConfig,
+    ReplicaKey,
+    Resigned,
+    Unattached,
+    evolve,
+)
+
+CONFIG = QuorumConfig(election_timeout_ms=10_000, fetch_timeout_ms=50_000, election_backoff_max_ms=100,
+                      request_timeout_ms=5_000)
+LOCAL = 0
+
+
+def endpoints(*ids: int) -> FrozenMap[int, tuple[str, ...]]:
+    return FrozenMap({i: (f"CONTROLLER://host{i}:9093",) for i in ids})
+
+
+def make_node(voters: tuple[int, ...], local: int = LOCAL, log: raft_log.RaftLog = raft_log.RaftLog(),
+              stored: ElectionState | None = None, now: int = 0) -> raft.RaftNode:
+    return raft.new_node(local, frozenset(voters), endpoints(*voters), CONFIG, log, stored, now)
+
+
+def sends(outputs: tuple[Send, ...], kind: type) -> list[Send]:
+    return [s for s in outputs if isinstance(s.message, kind)]
+
+
+def respond(node: raft.RaftNode, destination: int, response: object, now: int) -> tuple[raft.RaftNode, tuple]:
+    """Deliver ``response`` from ``destination`` to the request outstanding to it (echoing its correlation id)."""
+    cid, _ = node.inflight[destination]
+    return raft.step(node, evolve(response, correlation_id=cid), now)
+
+
+def follower(voters: tuple[int, ...], epoch: int, leader: int, log: raft_log.RaftLog = raft_log.RaftLog(),
+             local: int = LOCAL) -> raft.RaftNode:
+    """A node that restarted as Follower of ``leader`` in ``epoch`` (quorum-state file names that leader)."""
+    return make_node(voters, local, log, ElectionState(epoch, leader))
+
+
+def leader(voters: tuple[int, ...], epoch: int, log: raft_log.RaftLog = raft_log.RaftLog(), now: int = 0,
+           local: int = LOCAL) -> raft.RaftNode:
+    """Elect ``local`` in ``epoch`` (restart as Candidate of epoch-1+1 via the file, then every voter grants)."""
+    node = make_node(voters, local, log, ElectionState(epoch, -1, ReplicaKey(local)), now)
+    assert isinstance(node.state, Candidate) and node.state.epoch == epoch
+    node, _ = raft.step(node, Tick(), now)
+    for voter in voters:
+        if voter != local and isinstance(node.state, Candidate):
+            node, _ = respond(node, voter, VoteResponse(voter, leader_epoch=epoch, vote_granted=True), now)
+    assert isinstance(node.state, Leader)
+    return node
+
+
+def vote(replica: int, epoch: int, last_epoch: int, last_offset: int, pre_vote: bool = False) -> VoteRequest:
+    return VoteRequest(replica, epoch, last_epoch, last_offset, pre_vote, correlation_id=7)
+
+
+def only_response(outputs: tuple[Send, ...]) -> object:
+    responses = [s.message for s in outputs if isinstance(s.message, (VoteResponse, FetchResponse,
+                                                                       QuorumEpochResponse))]
+    assert len(responses) == 1, outputs
+    return responses[0]
+
+
+def leader_state(voters: frozenset[int], epoch_start: int, local: int = LOCAL) -> Leader:
+    candidate = Candidate(1, 0, frozenset(voters))
+    return raft_state.transition_to_leader(candidate, local, voters, epoch_start, 0, CONFIG)
+
+
+# -------------------------------------------------------------------------------------------------
+# F. Leader state and high watermark
+
+
+def test_scenario_67_update_high_watermark_quorum_size_one() -> None:
+    state = leader_state(frozenset({LOCAL}), 15)
+    state = raft_leader.update_local_end_offset(state, 15)
+    assert state.high_watermark == -1
+    state = raft_leader.update_local_end_offset(state, 16)
+    assert state.high_watermark == 16
+    state = raft_leader.update_local_end_offset(state, 20)
+    assert state.high_watermark == 20
+
+
+def test_scenario_68_non_monotonic_local_end_offset_update() -> None:
+    state = raft_leader.update_local_end_offset(leader_state(frozenset({LOCAL}), 15), 16)
+    with pytest.raises(ValueError, match="non-monotonic"):
+        raft_leader.update_local_end_offset(state, 15)
+
+
+def test_scenario_70_update_high_watermark_quorum_size_three() -> None:
+    state = raft_leader.update_local_end_offset(leader_state(frozenset({LOCAL, 1, 2}), 10), 15)
+    state = raft_leader.update_replica_state(state, 1, 10, 0, CONFIG)
+    state = raft_leader.update_replica_state(state, 2, 10, 0, CONFIG)
+    assert state.high_watermark == -1
+    state = raft_leader.update_replica_state(state, 2, 15, 0, CONFIG)
+    assert state.high_watermark == 15
+    state = raft_leader.update_local_end_offset(state, 20)
+    assert state.high_watermark == 15
+    state = raft_leader.update_replica_state(state, 1, 20, 0, CONFIG)
+    assert state.high_watermark == 20
+
+
+def test_scenario_71_high_watermark_and_new_voters() -> None:
+    # A non-voter's fetch does not move the HW.
+    state = raft_leader.update_local_end_offset(leader_state(frozenset({LOCAL, 1}), 10), 15)
+    state = raft_leader.update_replica_state(state, 1, 10, 0, CONFIG)
+    state = raft_leader.update_replica_state(state, 2, 15, 0, CONFIG)
+    assert state.high_watermark == -1 and state.observer_states[2].end_offset == 15
+    # Counting it as a voter raises the HW to its offset (the voter set {0, 1, 2} at 15, 10, 15).
+    assert raft_rules.next_high_watermark(-1, (15, 10, 15), 10) == 15
+    # A lagging new voter never lowers it: {0, 1} at 15 plus two voters at 10 keeps 15.
+    assert raft_rules.next_high_watermark(15, (15, 15, 10, 10), 10) == 15
+
+
+def test_scenario_73_check_quorum() -> None:
+    state = leader_state(frozenset({LOCAL, 1, 2, 3, 4}), 0)
+    timeout = CONFIG.check_quorum_timeout_ms
+    assert raft_leader.time_until_check_quorum_expires(state, 0) == timeout == 75_000
+    now = timeout // 2
+    assert raft_leader.time_until_check_quorum_expires(state, now) > 0
+    state = raft_leader.update_replica_state(state, 1, 0, now, CONFIG)
+    state = raft_leader.update_replica_state(state, 2, 0, now, CONFIG)
+    assert raft_leader.time_until_check_quorum_expires(state, now) == timeout
+    now += timeout // 2
+    assert raft_leader.time_until_check_quorum_expires(state, now) > 0
+    state = raft_leader.update_replica_state(state, 1, 0, now, CONFIG)
+    state = raft_leader.update_replica_state(state, 5, 0, now, CONFIG)  # an observer
+    assert raft_leader.time_until_check_quorum_expires(state, now) > 0
+    now += timeout // 2
+    assert raft_leader.time_until_check_quorum_expires(state, now) == 0
+    assert raft_leader.check_quorum_expired(state, now)
+
+
+def test_scenario_74_check_quorum_with_one_voter() -> None:
+    state = leader_state(frozenset({LOCAL}), 0)
+    for now in (0, 10**6, 10**12):
+        assert raft_leader.time_until_check_quorum_expires(state, now) == 2**63 - 1
+        assert not raft_leader.check_quorum_expired(state, now)
+
+
+def test_scenario_76_begin_quorum_epoch_timer() -> None:
+    state = leader_state(frozenset({LOCAL, 1, 2}), 0)
+    assert state.begin_quorum_deadline - 0 == 0
+    node = leader((LOCAL, 1, 2), 4, now=100)
+    assert node.state.begin_quorum_deadline - 100 == CONFIG.fetch_timeout_ms // 2 == 25_000
+
+
+# -------------------------------------------------------------------------------------------------
+# G. Election states and votes
+
+
+def test_scenario_77_candidate_vote_counting() -> None:
+    assert raft_rules.election_won(1, 1)
+    assert raft_rules.election_lost(2, 1, 1) and not raft_rules.election_won(2, 1)
+    assert raft_rules.election_won(3, 2)
+    assert raft_rules.election_lost(3, 1, 2)
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(3, -1, ReplicaKey(LOCAL)))
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = respond(node, 2, VoteResponse(2, leader_epoch=3, vote_granted=False), 0)
+    assert isinstance(node.state, Candidate) and node.state.rejected == {2}
+    node, _ = respond(node, 1, VoteResponse(1, leader_epoch=3, vote_granted=True), 0)
+    assert isinstance(node.state, Leader) and node.state.epoch == 3
+
+
+def _prospective(voters: tuple[int, ...], epoch: int = 0) -> raft.RaftNode:
+    node = make_node(voters, stored=ElectionState(epoch))
+    node, _ = raft.step(node, Tick(), 20_000)  # election timeout
+    assert isinstance(node.state, Prospective)
+    node, _ = raft.step(node, Tick(), 20_000)  # pre-votes sent
+    return node
+
+
+def test_scenario_79_prospective_can_change_pre_vote() -> None:
+    node = _prospective((LOCAL, 1, 2, 3, 4))
+    node, _ = respond(node, 1, VoteResponse(1, leader_epoch=0, vote_granted=True), 20_000)
+    assert 1 in node.state.granted
+    node = evolve(node, inflight=node.inflight.set(1, (99, 20_000)))
+    node, _ = raft.step(node, VoteResponse(1, leader_epoch=0, vote_granted=False, correlation_id=99), 20_000)
+    assert 1 not in node.state.granted and 1 in node.state.rejected
+    node = evolve(node, inflight=node.inflight.set(1, (100, 20_000)))
+    node, _ = raft.step(node, VoteResponse(1, leader_epoch=0, vote_granted=True, correlation_id=100), 20_000)
+    assert 1 in node.state.granted and 1 not in node.state.rejected
+
+
+def test_scenario_80_unattached_grants_vote_without_voted_key() -> None:
+    node = make_node((LOCAL, 1, 2), log=log_of_epochs((1, 1, 2)), stored=ElectionState(5))
+    for candidate in (ReplicaKey(1), ReplicaKey(10)):
+        for pre_vote in (True, False):
+            assert raft.can_grant_vote(node, candidate, True, pre_vote)
+            assert not raft.can_grant_vote(node, candidate, False, pre_vote)
+    # Through a request: a candidate with a shorter log in the same last epoch is not up to date.
+    _, out = raft.step(node, vote(1, 6, 2, 2), 0)
+    assert only_response(out).vote_granted is False
+    _, out = raft.step(node, vote(10, 6, 2, 3), 0)
+    assert only_response(out).vote_granted is True
+
+
+def test_scenario_82_unattached_with_leader_grants_only_pre_votes() -> None:
+    node = make_node((LOCAL, 1, 2, 3), stored=ElectionState(5, 3))
+    node = evolve(node, state=Unattached(5, 10_000, leader_id=3))
+    for candidate in (ReplicaKey(1), ReplicaKey(3)):
+        assert raft.can_grant_vote(node, candidate, True, True)
+        assert not raft.can_grant_vote(node, candidate, False, True)
+        assert not raft.can_grant_vote(node, candidate, True, False)
+        assert not raft.can_grant_vote(node, candidate, False, False)
+
+
+def test_scenario_83_follower_pre_votes_until_first_fetch() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1)
+    assert isinstance(node.state, Follower)
+    assert raft.can_grant_vote(node, ReplicaKey(2), True, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(2), False, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(2), True, False)
+    node, _ = raft.step(node, Tick(), 0)  # fetch sent
+    node, _ = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, high_watermark=0), 1)
+    assert node.state.has_fetched
+    assert not raft.can_grant_vote(node, ReplicaKey(2), True, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(2), True, False)
+
+
+def test_scenario_85_resigned_state() -> None:
+    node = make_node((LOCAL, 1), stored=ElectionState(5, LOCAL))
+    state = node.state
+    assert isinstance(state, Resigned)
+    assert raft_state.election_state(state, LOCAL) == ElectionState(5, LOCAL)
+    assert state.unacked_voters == {1}
+    node, out = raft.step(node, Tick(), 0)
+    assert [s.destination for s in sends(out, EndQuorumEpochRequest)] == [1]
+    node, _ = respond(node, 1, QuorumEpochResponse(1, "EndQuorumEpoch", leader_epoch=5, leader_id=LOCAL), 10)
+    assert node.state.unacked_voters == frozenset()
+    assert state.election_deadline - 5_000 == 5_000  # the election timer counts down
+    assert raft.can_grant_vote(node, ReplicaKey(1), True, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(1), False, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(1), True, False)
+
+
+def test_scenario_86_initialize_primordial_epoch() -> None:
+    state = make_node((LOCAL,)).state
+    assert state == Unattached(0, 10_000)
+    prospective = raft_state.transition_to_prospective(state, LOCAL, True, 20_000)
+    candidate = raft_state.transition_to_candidate(prospective, LOCAL, 20_000)
+    assert candidate.epoch == 1 and candidate.granted == {LOCAL} and raft_rules.election_won(1, 1)
+    node, _ = raft.step(make_node((LOCAL,)), Tick(), 10_000)
+    assert isinstance(node.state, Leader) and node.state.epoch == 1
+
+
+def test_scenario_88_initialize_as_resigned_candidate() -> None:
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(5, -1, ReplicaKey(LOCAL)))
+    assert isinstance(node.state, Candidate) and node.state.epoch == 5
+    assert node.state.granted == {LOCAL} and node.state.rejected == frozenset()
+    _, out = raft.step(node, Tick(), 0)
+    assert sorted(s.destination for s in sends(out, VoteRequest)) == [1, 2]
+
+
+def test_scenario_89_only_prospective_becomes_candidate() -> None:
+    unattached = Unattached(0, 10_000)
+    with pytest.raises(IllegalTransition, match="only Prospective"):
+        raft_state.transition_to_candidate(unattached, LOCAL, 0)
+    candidate = Candidate(1, 10_000, frozenset({LOCAL}))
+    with pytest.raises(IllegalTransition, match="only Prospective"):
+        raft_state.transition_to_candidate(candidate, LOCAL, 0)
+    with pytest.raises(IllegalTransition, match="not a majority"):
+        raft_state.transition_to_leader(candidate, LOCAL, frozenset({LOCAL, 1, 2}), 0, 0, CONFIG)
+
+
+def test_scenario_91_resigned_to_follower_in_same_epoch() -> None:
+    resigned = Resigned(5, LOCAL, 10_000, frozenset({1}))
+    with pytest.raises(IllegalTransition, match="cannot follow itself"):
+        raft_state.transition_to_follower(resigned, LOCAL, 5, LOCAL, ("h",), 0)
+    follower_state = raft_state.transition_to_follower(resigned, LOCAL, 5, 1, ("h1",), 0)
+    assert isinstance(follower_state, Follower) and follower_state.epoch == 5 and follower_state.leader_id == 1
+
+
+# -------------------------------------------------------------------------------------------------
+# H. KafkaRaftClient request handling
+
+
+def test_scenario_92_reject_votes_from_same_epoch_after_resigning() -> None:
+    node = make_node((LOCAL, 1, 2), log=log_of_epochs((1, 1)), stored=ElectionState(2, LOCAL))
+    node, out = raft.step(node, vote(1, 2, 1, 2), 0)
+    response = only_response(out)
+    assert (response.partition_error, response.leader_epoch, response.leader_id, response.vote_granted) == (
+        Errors.NONE, 2, LOCAL, False)
+    assert isinstance(node.state, Resigned)
+
+
+def test_scenario_94_initialize_as_resigned_leader_from_state_store() -> None:
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(2, LOCAL))
+    assert isinstance(node.state, Resigned) and node.state.epoch == 2
+    with pytest.raises(NotLeaderError):
+        raft.step(node, Append(("x",)), 0)
+    node, out = raft.step(node, Tick(), 0)
+    assert sorted(s.destination for s in sends(out, EndQuorumEpochRequest)) == [1, 2]
+    node, _ = raft.step(node, Tick(), 10_000)
+    assert isinstance(node.state, Unattached) and node.state.epoch == 3
+    assert max(0, node.state.election_deadline - 10_000) == 0
+
+
+def test_scenario_95_handle_valid_vote_request_as_follower() -> None:
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(2))
+    node, out = raft.step(node, vote(1, 2, 1, 1), 0)
+    assert only_response(out).vote_granted is True
+    assert node.state.voted_key == ReplicaKey(1) and node.stored == ElectionState(2, -1, ReplicaKey(1))
+
+
+def test_scenario_97_handle_invalid_vote_request_with_older_epoch() -> None:
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(2))
+    node, out = raft.step(node, vote(1, 1, 0, 0), 0)
+    response = only_response(out)
+    assert (response.partition_error, response.leader_epoch, response.leader_id, response.vote_granted) == (
+        Errors.FENCED_LEADER_EPOCH, 2, -1, False)
+    assert node.state.voted_key is None and node.stored == ElectionState(2)
+
+
+def test_scenario_98_invalid_vote_request() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1)
+    for request in (vote(2, 6, 0, -5), vote(2, 6, -1, 0), vote(2, 6, 6, 0)):
+        after, out = raft.step(node, request, 0)
+        response = only_response(out)
+        assert (response.partition_error, response.leader_epoch, response.leader_id, response.vote_granted) == (
+            Errors.INVALID_REQUEST, 5, 1, False)
+        assert after.state == node.state
+
+
+def test_scenario_100_leader_accepts_vote_from_observer() -> None:
+    node = leader((LOCAL, 1, 2), 4)
+    _, out = raft.step(node, vote(10, 3, 0, 0), 0)
+    assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH
+    after, out = raft.step(node, vote(10, 4, 0, 0), 0)
+    response = only_response(out)
+    assert (response.partition_error, response.vote_granted) == (Errors.NONE, False)
+    assert isinstance(after.state, Leader)
+
+
+def test_scenario_101_leader_immediately_sends_diverging_epoch() -> None:
+    log = log_of_epochs((1, 1, 1, 3, 3, 3, 5, 5, 5))
+    node = leader((LOCAL, 1, 2), 7, log)
+    request = FetchRequest(1, 7, 6, 2, max_wait_ms=500, correlation_id=3)
+    node, out = raft.step(node, request, 0)
+    response = only_response(out)
+    assert (response.partition_error, response.diverging_epoch, response.records) == (Errors.NONE, (1, 3), ())
+    assert node.state.parked == ()
+
+
+def test_scenario_103_follower_log_reconciliation() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1, log_of_epochs((3, 3, 3)))
+    node, out = raft.step(node, Tick(), 0)
+    request = sends(out, FetchRequest)[0].message
+    assert (request.fetch_offset, request.last_fetched_epoch) == (3, 3)
+    node, out = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, diverging_epoch=(3, 2)), 1)
+    assert node.log.end_offset == 2
+    request = sends(out, FetchRequest)[0].message
+    assert (request.fetch_offset, request.last_fetched_epoch) == (2, 3)
+
+
+def test_scenario_104_candidate_waits_rest_of_election_timeout_after_loss() -> None:
+    node = make_node((LOCAL, 1), stored=ElectionState(1, -1, ReplicaKey(LOCAL)))
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = respond(node, 1, VoteResponse(1, leader_epoch=1, vote_granted=False), 0)
+    assert isinstance(node.state, Candidate) and node.state.rejected == {1}
+    node, out = raft.step(node, Tick(), 9_999)
+    assert isinstance(node.state, Candidate) and out == ()
+    node, _ = raft.step(node, Tick(), 10_000)
+    assert isinstance(node.state, Prospective) and node.state.epoch == 1
+    assert node.state.voted_key == ReplicaKey(LOCAL)
+    node, out = raft.step(node, Tick(), 10_000)
+    request = sends(out, VoteRequest)[0].message
+    assert (request.pre_vote, request.replica_epoch) == (True, 1)
+
+
+def test_scenario_106_leader_resigns_without_fetches_from_majority() -> None:
+    node = leader((LOCAL, 1, 2), 2)
+    end = node.log.end_offset
+    timeout = CONFIG.check_quorum_timeout_ms
+    node, _ = raft.step(node, FetchRequest(1, 2, end, 2), timeout // 2)
+    node, _ = raft.step(node, Tick(), timeout)
+    assert isinstance(node.state, Leader)
+    node, _ = raft.step(node, FetchRequest(2, 2, end, 2), timeout)
+    node, _ = raft.step(node, Tick(), timeout + timeout // 2)
+    assert isinstance(node.state, Leader)
+    node, _ = raft.step(node, FetchRequest(3, 2, end, 2), timeout + timeout // 2)  # observer 3 only
+    node, out = raft.step(node, Tick(), 2 * timeout)
+    assert isinstance(node.state, Resigned) and node.state.epoch == 2
+
+
+def test_scenario_107_initialize_as_unattached_and_become_leader() -> None:
+    node = make_node((LOCAL, 1))
+    assert node.state == Unattached(0, 10_000)
+    node, out = raft.step(node, Tick(), 0)
+    assert [s.destination for s in sends(out, FetchRequest)] == [1]
+    node, _ = raft.step(node, Tick(), 10_000)
+    assert isinstance(node.state, Prospective)
+    node, out = raft.step(node, Tick(), 10_000)
+    assert sends(out, VoteRequest)[0].message.pre_vote
+    node, out = respond(node, 1, VoteResponse(1, leader_epoch=0, vote_granted=True), 10_000)
+    assert isinstance(node.state, Candidate) and node.state.epoch == 1
+    assert not sends(out, VoteRequest)[0].message.pre_vote
+    node, out = respond(node, 1, VoteResponse(1, leader_epoch=1, vote_granted=True), 10_000)
+    assert isinstance(node.state, Leader) and node.state.epoch == 1
+    assert node.log.end_offset == 1
+    assert node.log.entries[0] == LogEntry(1, LeaderChangeMessage(LOCAL, (LOCAL, 1), (LOCAL, 1)))
+    assert [s.destination for s in sends(out, BeginQuorumEpochRequest)] == [1]
+
+
+def test_scenario_109_handle_pre_vote_request_as_follower() -> None:
+    node = follower((LOCAL, 1, 2), 2, 1, log_of_epochs((2,)))
+    for requester in (2, 10):
+        assert only_response(raft.step(node, vote(requester, 2, 2, 1, True), 0)[1]).vote_granted is True
+    fetched, _ = raft.step(node, Tick(), 0)
+    fetched, _ = respond(fetched, 1, FetchResponse(1, leader_epoch=2, leader_id=1), 1)
+    for requester in (2, 10):
+        assert only_response(raft.step(fetched, vote(requester, 2, 2, 1, True), 1)[1]).vote_granted is False
+    after, out = raft.step(fetched, vote(2, 3, 2, 1, True), 1)
+    response = only_response(out)
+    assert isinstance(after.state, Unattached) and after.state.epoch == 3 and after.state.voted_key is None
+    assert (response.leader_epoch, response.leader_id, response.vote_granted) == (3, -1, True)
+
+
+def test_scenario_110_invalid_pre_vote_request_with_older_epoch() -> None:
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(2))
+    _, out = raft.step(node, vote(1, 1, 0, 0, True), 0)
+    assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH
+
+
+def test_scenario_112_invalid_pre_vote_request() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1)
+    for request in (vote(2, 5, 0, -5, True), vote(2, 5, -1, 0, True), vote(2, 5, 6, 0, True)):
+        after, out = raft.step(node, request, 0)
+        assert only_response(out).partition_error == Errors.INVALID_REQUEST
+        assert after.state == node.state
+    _, out = raft.step(node, vote(2, 5, 5, 0, True), 0)
+    assert only_response(out).partition_error == Errors.NONE
+
+
+def test_scenario_113_pre_vote_not_supported_by_remote() -> None:
+    node = _prospective((LOCAL, 1, 2), epoch=5)
+    cid2, _ = node.inflight[2]
+    node, _ = respond(node, 1, VoteResponse(1, error=Errors.UNSUPPORTED_VERSION), 20_000)
+    assert isinstance(node.state, Candidate) and node.state.epoch == 6
+    after, _ = raft.step(node, VoteResponse(2, leader_epoch=5, vote_granted=True, correlation_id=cid2), 20_000)
+    assert after.state == node.state
+
+
+def test_scenario_115_prospective_with_leader_transitions_to_follower() -> None:
+    base = follower((LOCAL, 1, 2), 5, 1)
+    node, _ = raft.step(base, Tick(), 50_000)
+    assert isinstance(node.state, Prospective) and node.state.leader_id == 1
+    timed_out, _ = raft.step(node, Tick(), 60_000)
+    assert isinstance(timed_out.state, Follower) and timed_out.state.leader_id == 1
+    node, _ = raft.step(node, Tick(), 50_000)
+    for voter in (1, 2):
+        node, _ = respond(node, voter, VoteResponse(voter, leader_epoch=5, leader_id=1, vote_granted=False), 50_000)
+    assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (5, 1)
+    prospective, _ = raft.step(base, Tick(), 50_000)
+    prospective, _ = raft.step(prospective, Tick(), 50_000)
+    after, _ = respond(prospective, 2, VoteResponse(2, partition_error=Errors.FENCED_LEADER_EPOCH, leader_epoch=6,
+                                                     leader_id=2), 50_000)
+    assert isinstance(after.state, Follower) and (after.state.epoch, after.state.leader_id) == (6, 2)
+
+
+# -------------------------------------------------------------------------------------------------
+# I. quorum-state file
+
+
+def test_scenario_116_write_read_voted_candidate() -> None:
+    election = ElectionState(2, -1, ReplicaKey(1, "ZqW7bLZlTFadOEVYnHOYhw"))
+    data = read_quorum_state(write_quorum_state(election, 1, frozenset({0, 1, 2})))
+    assert data.election_state() == election and data.current_voters is None
+    data = read_quorum_state(write_quorum_state(election, 0, frozenset({0, 1, 2})))
+    assert data.election_state() == ElectionState(2, -1, ReplicaKey(1))
+    assert data.current_voters == (0, 1, 2)
+
+
+def test_scenario_118_supported_versions() -> None:
+    for version in (0, 1):
+        text = write_quorum_state(ElectionState(3, 1), version, frozenset({1}))
+        assert json.loads(text)["data_version"] == version
+        assert read_quorum_state(text).election_state() == ElectionState(3, 1)
+    v1 = json.loads(write_quorum_state(ElectionState(3, 1), 1, frozenset({1})))
+    assert set(v1) == {"leaderId", "leaderEpoch", "votedId", "votedDirectoryId", "data_version"}
+    for bad, key in ((dict(v1, data_version=2), "data_version"), ({k: v for k, v in v1.items() if k != "data_version"},
+                                                                  "data_version"),
+                     ({k: v for k, v in v1.items() if k != "votedDirectoryId"}, "votedDirectoryId"),
+                     (dict(v1, leaderEpoch="3"), "leaderEpoch")):
+        with pytest.raises(QuorumStateFileError, match=f"quorum-state: key '{key}'"):
+            read_quorum_state(json.dumps(bad))
+
+
+# -------------------------------------------------------------------------------------------------
+# Further rules of kraft-semantics §3 that the numbered scenarios do not pin down
+
+
+def test_observer_never_starts_an_election() -> None:
+    node = make_node((1, 2, 3), local=4)
+    assert node.state.election_deadline == raft_state.NEVER
+    node, out = raft.step(node, Tick(), 10**9)
+    assert isinstance(node.state, Unattached)
+    assert sorted(s.destination for s in sends(out, FetchRequest)) == [1, 2, 3]
+    with pytest.raises(IllegalTransition, match="not a voter"):
+        raft_state.transition_to_prospective(node.state, 4, False, 0)
+
+
+def test_last_fetched_epoch_survives_empty_fetch_response() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1, log_of_epochs((3, 3, 3)))
+    node, _ = raft.step(node, Tick(), 0)
+    node, out = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, high_watermark=2), 1)
+    request = sends(out, FetchRequest)[0].message
+    assert (request.fetch_offset, request.last_fetched_epoch, node.state.high_watermark) == (3, 3, 2)
+
+
+def test_check_quorum_when_leader_is_not_a_voter() -> None:
+    voters = frozenset({1, 2, 3})
+    state = Leader(4, LOCAL, 0, FrozenMap({v: raft_state.ReplicaState() for v in voters}), frozenset(), 75_000, 0)
+    state = raft_leader.update_replica_state(state, 1, 0, 10, CONFIG)
+    assert state.check_quorum_deadline == 75_000  # one voter of three is no majority without the leader
+    state = raft_leader.update_replica_state(state, 2, 0, 10, CONFIG)
+    assert state.check_quorum_deadline == 10 + 75_000
+    with_leader = raft_leader.update_replica_state(leader_state(frozenset({LOCAL, 1, 2}), 0), 1, 0, 10, CONFIG)
+    assert with_leader.check_quorum_deadline == 10 + 75_000
+
+
+def test_follower_truncation_below_high_watermark_is_fatal() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1, log_of_epochs((3, 3, 3)))
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, high_watermark=3), 1)
+    with pytest.raises(raft.RaftFatalError, match="below the high watermark"):
+        respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, diverging_epoch=(3, 2)), 2)
+
+
+def test_restart_loses_unflushed_records_of_an_observer() -> None:
+    node = follower((1, 2, 3), 5, 1, local=4)
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, records=(LogEntry(5, "a"),)), 1)
+    assert node.log.end_offset == 1 and node.log.flushed_end_offset == 0
+    assert raft.restart(node, 2).log.end_offset == 0
+    voter = follower((LOCAL, 1, 2), 5, 1)
+    voter, _ = raft.step(voter, Tick(), 0)
+    voter, _ = respond(voter, 1, FetchResponse(1, leader_epoch=5, leader_id=1, records=(LogEntry(5, "a"),)), 1)
+    assert raft.restart(voter, 2).log.end_offset == 1
+
+
+def test_describe_quorum() -> None:
+    from kraftspec.reference.raft_messages import DescribeQuorumRequest
+    node = leader((LOCAL, 1, 2), 3)
+    node, _ = raft.step(node, FetchRequest(1, 3, 1, 3), 5)
+    node, _ = raft.step(node, FetchRequest(7, 3, 0, 0), 6)
+    _, out = raft.step(node, DescribeQuorumRequest(source=99), 10)
+    response = out[0].message
+    assert (response.partition_error, response.leader_id, response.leader_epoch, response.high_watermark) == (
+        Errors.NONE, LOCAL, 3, 1)
+    assert [(r.replica_id, r.log_end_offset, r.last_fetch_timestamp) for r in response.current_voters] == [
+        (LOCAL, 1, 10), (1, 1, 5), (2, -1, -1)]
+    assert [(r.replica_id, r.log_end_offset) for r in response.observers] == [(7, 0)]
+    assert response.nodes == tuple(sorted(endpoints(LOCAL, 1, 2).items()))
+    _, out = raft.step(node, DescribeQuorumRequest(source=99, version=1), 10)
+    assert out[0].message.nodes == ()
+    _, out = raft.step(node, DescribeQuorumRequest(source=99), 6 + raft_leader.OBSERVER_SESSION_TIMEOUT_MS)
+    assert out[0].message.observers == ()
+    _, out = raft.step(follower((LOCAL, 1, 2), 3, 1), DescribeQuorumRequest(source=99), 0)
+    assert (out[0].message.error, out[0].message.partition_error) == (Errors.NONE, Errors.NOT_LEADER_OR_FOLLOWER)
+
+
+def test_begin_and_end_quorum_epoch() -> None:
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(3))
+    node, out = raft.step(node, BeginQuorumEpochRequest(1, 4, correlation_id=5), 0)
+    assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (4, 1)
+    assert only_response(out).partition_error == Errors.NONE
+    _, out = raft.step(node, BeginQuorumEpochRequest(2, 3), 0)
+    assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH
+    after, _ = raft.step(node, EndQuorumEpochRequest(1, 4, (2, LOCAL)), 100)
+    assert after.state.fetch_deadline == 100 + raft_rules.end_quorum_epoch_backoff(1, 2, 100)
+    first, _ = raft.step(node, EndQuorumEpochRequest(1, 4, (LOCAL, 2)), 100)
+    assert isinstance(first.state, Prospective)  # backoff 0: campaigns on this very poll
+
+
+def test_control_record_keys() -> None:
+    from kraftspec.reference.raft_records import ControlRecordType, control_record_key, parse_control_record_key
+    key = control_record_key(ControlRecordType.LEADER_CHANGE)
+    assert key == b"\x00\x00\x00\x02"
+    assert parse_control_record_key(key) is ControlRecordType.LEADER_CHANGE
+    assert parse_control_record_key(b"\x00\x03\x00\x06extra") is ControlRecordType.KRAFT_VOTERS  # newer key version
+    assert parse_control_record_key(b"\x00\x00\x00\x63") is ControlRecordType.UNKNOWN
+    with pytest.raises(ValueError, match="at least 4"):
+        parse_control_record_key(b"\x00\x00\x02")
+    assert LeaderChangeMessage(1, (1, 2, 3), (1, 2)).record_type is ControlRecordType.LEADER_CHANGE
+
+
+def test_quorum_state_file_version_0_errors_name_the_key() -> None:
+    v0 = json.loads(write_quorum_state(ElectionState(3, 1), 0, frozenset({1, 2})))
+    assert v0 == {"clusterId": "", "leaderId": 1, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 0,
+                  "currentVoters": [{"voterId": 1}, {"voterId": 2}], "data_version": 0}
+    for bad, key in ((dict(v0, currentVoters=[{"id": 1}]), "currentVoters"),
+                     ({k: v for k, v in v0.items() if k != "appliedOffset"}, "appliedOffset"),
+                     (dict(v0, clusterId=5), "clusterId")):
+        with pytest.raises(QuorumStateFileError, match=f"my-dir/quorum-state: key '{key}'"):
+            read_quorum_state(json.dumps(bad), "my-dir/quorum-state")
+    with pytest.raises(QuorumStateFileError, match="not valid JSON"):
+        read_quorum_state("{", "quorum-state")
