@@ -7,16 +7,10 @@ Run: ``python -m crosshair check --analysis_kind=PEP316 --per_condition_timeout=
 
 from __future__ import annotations
 
-import os
-
 from kraftspec import mutants
 from kraftspec.reference import raft_rules
 
-# ``mutants.apply_from_environment`` drops its context manager, whose clean-up then undoes the swap at once;
-# holding the context here keeps the mutant applied for the rest of the process (reported to the lead).
-_APPLIED = [mutants.get(os.environ[mutants.ENV_VAR]).applied()] if os.environ.get(mutants.ENV_VAR) else []
-for _context in _APPLIED:
-    _context.__enter__()
+mutants.apply_from_environment()  # for ``python -m crosshair check`` run under KRAFTSPEC_MUTANT
 
 ROLES = ("Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned")
 

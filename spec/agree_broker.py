@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from kraftspec.reference import broker
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LEVELS
 from kraftspec.reference.partition import TopicInfo
-from kraftspec.reference.records import FeatureRange, PartitionRecord, RegisterBrokerRecord, TopicRecord
+from kraftspec.reference.records import FeatureRange, MetadataRecord, PartitionRecord, RegisterBrokerRecord, TopicRecord
 from kraftspec.spec.agree import AgreementModel, Step
 from kraftspec.spec.tla_values import TlaValue, fn, record
 
@@ -51,22 +51,33 @@ def granted_state(response: broker.BrokerHeartbeatResponse) -> str:
     return "FENCED" if response.is_fenced else "UNFENCED"
 
 
-def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
-    """``Init``: a controller just activated on a running cluster, as restored from a snapshot.
+def initial_log(constants: Mapping[str, TlaValue]) -> list[tuple[int, MetadataRecord]]:
+    """The records ``Init`` restores, with their offsets: each broker's registration, then topic ``foo`` and its partition.
 
     Broker ``brokers[i]`` registered (incarnation 1, epoch and record offset ``i``) and unfenced; the
-    partition over every broker led by the first; the log ends after the registrations.
+    partition over every broker led by the first; the topic and partition records sit at the log end.
+    """
+    brokers = sorted(constants["Brokers"])
+    log: list[tuple[int, MetadataRecord]] = [
+        (offset, RegisterBrokerRecord(broker_id=b, incarnation_id="1", broker_epoch=offset, features=FEATURES,
+                                      fenced=False, log_dirs=(directory_of(b),)))
+        for offset, b in enumerate(brokers)]
+    log.append((len(brokers), TopicRecord(name=TOPIC.name, topic_id=TOPIC.topic_id)))
+    log.append((len(brokers), PartitionRecord(partition_id=0, topic_id=TOPIC.topic_id, replicas=tuple(brokers),
+                                              isr=tuple(brokers), leader=brokers[0])))
+    return log
+
+
+def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
+    """``Init``: a controller just activated on a running cluster, as restored from a snapshot (:func:`initial_log`).
+
+    The log ends after the registrations.
     """
     brokers = sorted(constants["Brokers"])
     control = broker.deactivate(broker.initial_state(CLUSTER_ID, METADATA_VERSION,
                                                      session_timeout=int(constants["SessionTimeout"])))
-    for offset, b in enumerate(brokers):
-        control = broker.replay(control, RegisterBrokerRecord(
-            broker_id=b, incarnation_id="1", broker_epoch=offset, features=FEATURES, fenced=False,
-            log_dirs=(directory_of(b),)), offset)
-    control = broker.replay(control, TopicRecord(name=TOPIC.name, topic_id=TOPIC.topic_id), len(brokers))
-    control = broker.replay(control, PartitionRecord(partition_id=0, topic_id=TOPIC.topic_id, replicas=tuple(brokers),
-                                                     isr=tuple(brokers), leader=brokers[0]), len(brokers))
+    for offset, record in initial_log(constants):
+        control = broker.replay(control, record, offset)
     control = broker.activate(broker.log_advanced(control, len(brokers)), 0)
     yield ExploredState(control, 0, FrozenMap({b: "none" for b in brokers}))
 
@@ -87,6 +98,17 @@ def _known_epochs(state: ExploredState, broker_id: int) -> set[int]:
 
 def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
     """Every action of the spec's ``Next`` with every parameter choice, as reference calls."""
+    return (step for step, _, _ in moves(state, constants))
+
+
+def moves(state: ExploredState,
+          constants: Mapping[str, TlaValue]) -> Iterator[tuple[Step[ExploredState], str, dict[str, Any]]]:
+    """:func:`successors` with each step's structured input: the trace-format action and its arguments.
+
+    ``Register`` is ``register_broker``, ``Heartbeat`` ``heartbeat``, ``FenceStaleBroker``
+    ``fence_stale_broker``, ``Unregister`` ``unregister_broker``, ``Failover`` ``failover`` and ``Tick``
+    ``advance_clock`` (``kraftspec.traces.broker_trace.ACTIONS``).
+    """
     control, clock = state.control, state.clock
     brokers = sorted(constants["Brokers"])
     may_write = control.next_offset < int(constants["MaxOffset"])
@@ -98,8 +120,9 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
                     log_dirs=(directory_of(b),))
                 after, out = broker.register_broker(control, request, clock)
                 if out.response.error is Errors.NONE:
-                    yield Step("Register", f"register_broker(broker {b}, incarnation {incarnation}, now={clock})",
-                               ExploredState(after, clock, state.last_reply.set(b, "none")))
+                    yield (Step("Register", f"register_broker(broker {b}, incarnation {incarnation}, now={clock})",
+                                ExploredState(after, clock, state.last_reply.set(b, "none"))),
+                           "register_broker", {"request": request, "now": clock})
         for b in brokers:
             soft = control.heartbeats.get(b)
             offsets = {soft.metadata_offset if soft is not None else -1, control.next_offset - 1}
@@ -114,23 +137,28 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
                             replies = state.last_reply
                             if out.response.error is Errors.NONE:
                                 replies = replies.set(b, granted_state(out.response))
-                            yield Step("Heartbeat",
-                                       f"heartbeat(broker {b}, epoch {epoch}, offset {offset}, wantFence={want_fence}, "
-                                       f"wantShutDown={want_shut_down}, now={clock})",
-                                       ExploredState(after, clock, replies))
+                            yield (Step("Heartbeat",
+                                        f"heartbeat(broker {b}, epoch {epoch}, offset {offset}, wantFence={want_fence}, "
+                                        f"wantShutDown={want_shut_down}, now={clock})",
+                                        ExploredState(after, clock, replies)),
+                                   "heartbeat", {"request": request, "now": clock})
         for session in broker.expired_sessions(control, clock):
             after, _ = broker.fence_stale_broker(control, clock, which=session)
-            yield Step("FenceStaleBroker", f"fence_stale_broker(now={clock}, which={session})",
-                       ExploredState(after, clock, state.last_reply))
+            yield (Step("FenceStaleBroker", f"fence_stale_broker(now={clock}, which={session})",
+                        ExploredState(after, clock, state.last_reply)),
+                   "fence_stale_broker", {"now": clock, "which": session})
         for b in brokers:
             if b in control.brokers:
                 after, _ = broker.unregister_broker(control, b)
-                yield Step("Unregister", f"unregister_broker(broker {b})",
-                           ExploredState(after, clock, state.last_reply.set(b, "none")))
-    yield Step("Failover", f"activate(deactivate(state), now={clock})",
-               ExploredState(broker.activate(broker.deactivate(control), clock), clock, state.last_reply))
+                yield (Step("Unregister", f"unregister_broker(broker {b})",
+                            ExploredState(after, clock, state.last_reply.set(b, "none"))),
+                       "unregister_broker", {"broker_id": b})
+    yield (Step("Failover", f"activate(deactivate(state), now={clock})",
+                ExploredState(broker.activate(broker.deactivate(control), clock), clock, state.last_reply)),
+           "failover", {"now": clock})
     if clock < int(constants["MaxTime"]):
-        yield Step("Tick", f"clock {clock} -> {clock + 1}", ExploredState(control, clock + 1, state.last_reply))
+        yield (Step("Tick", f"clock {clock} -> {clock + 1}", ExploredState(control, clock + 1, state.last_reply)),
+               "advance_clock", {"now": clock + 1})
 
 
 def project(state: ExploredState) -> dict[str, TlaValue]:

@@ -1,0 +1,121 @@
+"""``kraftspec check TRACES...``: replay trace files through the reference and report every trace.
+
+Every trace read is accounted for: conformant + divergent + unreadable = read. An unreadable line
+or row gets a one-line error with the file and line (JSON Lines, 1-based) or row (Parquet,
+0-based), and the rest of the file is still checked. Exit code: 0 all conformant, 1 a divergence,
+2 an unreadable trace or file (the command's convention for bad input).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional, TextIO, Union
+
+from kraftspec.traces.format import Trace
+from kraftspec.traces.jsonl import read_jsonl
+from kraftspec.traces.parquet import read_parquet
+from kraftspec.traces.replay import Verdict, replay
+from kraftspec.traces.values import TraceError
+
+EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One item read: where it is (``line N`` or ``row N``), how many traces it stands for, its outcome."""
+
+    file: str
+    where: str
+    count: int
+    verdict: Optional[Verdict] = None
+    error: Optional[str] = None
+
+    @property
+    def outcome(self) -> str:
+        if self.error is not None:
+            return "unreadable"
+        assert self.verdict is not None
+        return "conformant" if self.verdict.conformant else "divergent"
+
+
+def _items(path: str) -> Iterator[tuple[str, int, Union[Trace, TraceError]]]:
+    if not Path(path).is_file():
+        yield "file", 1, TraceError("no such file")
+    elif path.endswith(".parquet"):
+        for row, count, item in read_parquet(path):
+            yield (f"row {row}" if count == 1 else f"rows {row}-{row + count - 1}"), count, item
+    else:
+        for line, item in read_jsonl(path):
+            yield f"line {line}", 1, item
+
+
+def check_file(path: str) -> Iterator[Entry]:
+    """Every trace of one file (JSON Lines, ``.jsonl.gz`` or ``.parquet``), replayed or reported unreadable."""
+    for where, count, item in _items(path):
+        if isinstance(item, TraceError):
+            yield Entry(path, where, count, error=str(item))
+        else:
+            yield Entry(path, where, count, verdict=replay(item))
+
+
+def _print_entry(entry: Entry, out: TextIO) -> None:
+    label = f"{entry.file}:{entry.where.split()[-1]}" if entry.where.startswith("line") else f"{entry.file} {entry.where}"
+    if entry.error is not None:
+        print(f"{label}: error: {entry.error}", file=out)
+        return
+    verdict = entry.verdict
+    assert verdict is not None
+    name = f" ({verdict.trace_id})" if verdict.trace_id else ""
+    if verdict.divergence is None:
+        print(f"{label}{name}: conformant ({verdict.steps} steps)", file=out)
+        return
+    d = verdict.divergence
+    print(f"{label}{name}: DIVERGES at step {d.step} of {verdict.steps}: {d.input['action']}", file=out)
+    print(f"  input: {json.dumps(d.input, separators=(',', ':'))}", file=out)
+    for field in d.diffs:
+        print(f"  {field}", file=out)
+    print(f"  rule: {d.rule}: {d.rule_doc}", file=out)
+    print("  state before the step:", file=out)
+    for line in d.state_before.splitlines():
+        print(f"    {line}", file=out)
+
+
+def _json_entry(entry: Entry) -> dict[str, Any]:
+    obj: dict[str, Any] = {"file": entry.file, "where": entry.where, "traces": entry.count, "outcome": entry.outcome}
+    if entry.error is not None:
+        obj["error"] = entry.error
+    elif entry.verdict is not None:
+        obj["id"] = entry.verdict.trace_id
+        obj["steps"] = entry.verdict.steps
+        d = entry.verdict.divergence
+        if d is not None:
+            obj["divergence"] = {
+                "step": d.step, "input": d.input, "rule": d.rule, "rule_doc": d.rule_doc, "state_before": d.state_before,
+                "diff": [{"path": f.path, "expected": f.expected, "observed": f.observed} for f in d.diffs]}
+    return obj
+
+
+def check_command(paths: list[str], as_json: bool, out: TextIO = sys.stdout) -> int:
+    """Check every trace in ``paths``; print per trace (or one JSON report) and the totals; return the exit code."""
+    totals = {"conformant": 0, "divergent": 0, "unreadable": 0}
+    report: list[dict[str, Any]] = []
+    for path in paths:
+        for entry in check_file(path):
+            totals[entry.outcome] += entry.count
+            if as_json:
+                report.append(_json_entry(entry))
+            else:
+                _print_entry(entry, out)
+    read = sum(totals.values())
+    if as_json:
+        json.dump({"read": read, **totals, "traces": report}, out, indent=1)
+        out.write("\n")
+    else:
+        print(f"checked {read} traces from {len(paths)} file(s): {totals['conformant']} conformant, "
+              f"{totals['divergent']} divergent, {totals['unreadable']} unreadable", file=out)
+    if totals["unreadable"]:
+        return EXIT_ERROR
+    return EXIT_FINDING if totals["divergent"] else EXIT_OK

@@ -1,0 +1,152 @@
+"""Trace format v1 (``traces/FORMAT.md``, ``traces/trace-v1.schema.json``): the envelope and its checks.
+
+A trace is a component, an initial state (a named standard one or an explicit one) and steps; a
+step is an input (``action`` and its arguments) with the outputs the implementation produced
+(``response`` fields, ``records`` written with offsets) and optionally observed ``post`` fields.
+Versioning: major 1 is read; unknown fields of a newer minor are ignored; any other major is
+refused with a message saying which majors this kraftspec reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Protocol
+
+from kraftspec.reference.records import MetadataRecord
+from kraftspec.traces.values import TraceError, require
+
+FORMAT_VERSION = "1.0"
+MAJOR = 1
+Written = tuple[tuple[int, MetadataRecord], ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One input with what the implementation did: ``input`` holds the decoded arguments of ``action``.
+
+    ``response`` (observed response fields, JSON values), ``records`` (offset, record) and ``post``
+    (observed post-state fields) are None when the trace does not state them.
+    """
+
+    action: str
+    input: Mapping[str, Any]
+    response: Optional[Mapping[str, Any]] = None
+    records: Optional[Written] = None
+    post: Optional[Mapping[str, Any]] = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A component, its initial state (``standard`` name or ``explicit`` JSON object), the steps and metadata."""
+
+    component: str
+    steps: tuple[Step, ...]
+    standard: Optional[str] = None
+    explicit: Optional[Mapping[str, Any]] = None
+    id: Optional[str] = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    format: str = FORMAT_VERSION
+
+
+class Component(Protocol):
+    """What a component contributes to the format: its actions, records and initial states."""
+
+    name: str
+    standard_states: Mapping[str, Any]
+
+    def decode_input(self, action: str, obj: dict[str, Any], path: str) -> Mapping[str, Any]: ...
+
+    def encode_input(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def decode_record(self, obj: object, path: str) -> tuple[int, MetadataRecord]: ...
+
+    def encode_record(self, offset: int, record: MetadataRecord) -> dict[str, Any]: ...
+
+    def check_explicit(self, obj: dict[str, Any], path: str) -> None: ...
+
+
+def components() -> dict[str, Component]:
+    """The components traces may name (each module registers its own actions)."""
+    from kraftspec.traces.broker_trace import BROKER
+
+    return {BROKER.name: BROKER}
+
+
+def check_version(version: object) -> None:
+    """Accept ``1.x`` (any minor); refuse other majors and malformed versions with a clear message."""
+    if not isinstance(version, str) or not version.partition(".")[0].isdigit():
+        raise TraceError(f"format: expected a version string like \"{FORMAT_VERSION}\", got {version!r}")
+    major = int(version.partition(".")[0])
+    if major != MAJOR:
+        raise TraceError(f"format: trace format version {version} is not supported: this kraftspec reads "
+                         f"major version {MAJOR} (1.x); convert the trace or use a kraftspec that reads {major}.x")
+
+
+def trace_from_json(obj: object) -> Trace:
+    """Decode and check one trace (parsed JSON); a :class:`TraceError` names the first bad field."""
+    if not isinstance(obj, dict):
+        raise TraceError("trace: expected a JSON object")
+    check_version(obj.get("format"))
+    name = require(obj, "component", str, "trace")
+    component = components().get(name)
+    if component is None:
+        raise TraceError(f"component: unknown component {name!r} (known: {', '.join(sorted(components()))})")
+    initial = require(obj, "initial", dict, "trace")
+    standard = require(initial, "standard", str, "initial", optional=True)
+    explicit = require(initial, "explicit", dict, "initial", optional=True)
+    if (standard is None) == (explicit is None):
+        raise TraceError("initial: give exactly one of 'standard' and 'explicit'")
+    if standard is not None and standard not in component.standard_states:
+        raise TraceError(f"initial.standard: unknown initial state {standard!r} "
+                         f"(known: {', '.join(sorted(component.standard_states))})")
+    if explicit is not None:
+        component.check_explicit(explicit, "initial.explicit")
+    steps = require(obj, "steps", list, "trace")
+    return Trace(component=name, steps=tuple(_step(component, s, f"steps[{i}]") for i, s in enumerate(steps)),
+                 standard=standard, explicit=explicit, id=require(obj, "id", str, "trace", optional=True),
+                 meta=require(obj, "meta", dict, "trace", optional=True) or {}, format=obj["format"])
+
+
+def _step(component: Component, obj: object, path: str) -> Step:
+    if not isinstance(obj, dict):
+        raise TraceError(f"{path}: expected an object")
+    given = require(obj, "input", dict, path)
+    action = require(given, "action", str, f"{path}.input")
+    args = component.decode_input(action, given, f"{path}.input")
+    output = require(obj, "output", dict, path, optional=True)
+    response = records = None
+    if output is not None:
+        response = require(output, "response", dict, f"{path}.output", optional=True)
+        listed = require(output, "records", list, f"{path}.output", optional=True)
+        if listed is not None:
+            records = tuple(component.decode_record(r, f"{path}.output.records[{i}]") for i, r in enumerate(listed))
+    return Step(action, args, response, records, require(obj, "post", dict, path, optional=True))
+
+
+def trace_to_json(trace: Trace) -> dict[str, Any]:
+    """The JSON object of ``trace`` (decoding it gives ``trace`` back)."""
+    component = components()[trace.component]
+    initial = {"standard": trace.standard} if trace.standard is not None else {"explicit": dict(trace.explicit or {})}
+    obj: dict[str, Any] = {"format": trace.format, "component": trace.component}
+    if trace.id is not None:
+        obj["id"] = trace.id
+    if trace.meta:
+        obj["meta"] = dict(trace.meta)
+    obj["initial"] = initial
+    obj["steps"] = [step_to_json(component, step) for step in trace.steps]
+    return obj
+
+
+def step_to_json(component: Component, step: Step) -> dict[str, Any]:
+    """One step as JSON: ``input``, then ``output`` and ``post`` when the trace states them."""
+    obj: dict[str, Any] = {"input": {"action": step.action, **component.encode_input(step.action, step.input)}}
+    output: dict[str, Any] = {}
+    if step.response is not None:
+        output["response"] = dict(step.response)
+    if step.records is not None:
+        output["records"] = [component.encode_record(offset, record) for offset, record in step.records]
+    if step.response is not None or step.records is not None:
+        obj["output"] = output
+    if step.post is not None:
+        obj["post"] = dict(step.post)
+    return obj

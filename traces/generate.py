@@ -1,0 +1,51 @@
+"""``kraftspec generate sim|tla``: write generated traces to a ``.jsonl``, ``.jsonl.gz`` or ``.parquet`` file.
+
+Writing streams: traces are produced one at a time and written as they come (Parquet in row
+groups), so memory stays bounded whatever ``--traces`` is. The seed is printed with the result.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Iterable, Optional, TextIO
+
+from kraftspec.traces.format import Trace
+from kraftspec.traces.jsonl import write_jsonl
+from kraftspec.traces.parquet import write_parquet
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+def write_traces(out: str, traces: Iterable[Trace]) -> int:
+    """Stream ``traces`` to ``out`` (codec chosen by its suffix); returns how many were written."""
+    if out.endswith(".parquet"):
+        return write_parquet(out, traces)
+    if out.endswith((".jsonl", ".jsonl.gz")):
+        return write_jsonl(out, traces)
+    raise ValueError(f"{out}: the output must end in .jsonl, .jsonl.gz or .parquet")
+
+
+def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
+                     stream: TextIO = sys.stdout) -> int:
+    """Generate ``traces`` traces of ``kind`` (``sim``: simulation; ``tla``: walks of TLC's state graph) into ``out``."""
+    try:
+        if kind == "sim":
+            from kraftspec.traces.simulate import generate_sim
+
+            generated = generate_sim(seed, traces, steps, mutant)
+        elif kind == "tla" and mutant is None:
+            from kraftspec.traces.tla_traces import generate_tla
+
+            generated = generate_tla(seed, traces)
+        else:
+            raise ValueError(f"unknown trace generator {kind!r}" if kind != "tla" else
+                             "--mutant applies to simulated traces only (TLA+ traces follow the spec)")
+        count = write_traces(out, generated)
+    except (KeyError, ValueError) as exc:
+        print(f"generate {kind}: error: {exc.args[0] if exc.args else exc}", file=stream)
+        return EXIT_ERROR
+    print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}"
+          f"{f', mutant {mutant}' if mutant else ''}); reproduce with: kraftspec generate {kind} --traces {traces} "
+          f"--seed {seed}{f' --steps {steps}' if kind == 'sim' else ''}{f' --mutant {mutant}' if mutant else ''} "
+          f"--out {out}", file=stream)
+    return EXIT_OK

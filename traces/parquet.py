@@ -1,0 +1,138 @@
+"""Parquet codec: one row per trace, steps as a list column (pyarrow).
+
+Columns: ``format``, ``component``, ``id``, ``meta`` and ``initial`` (JSON text), and ``steps``, a
+list of structs ``{action, now, input, response, records, post}`` where ``records`` is a list of
+``{offset, type, fields}``. ``action``, ``now``, ``offset`` and ``type`` are typed columns so a Spark
+``mapInArrow`` job can filter and group a whole Arrow batch without parsing; the variable parts
+(arguments, response fields, record fields, post-state) are JSON text, parsed once per row. Rows
+are written in row groups of ``batch_size`` as they come (bounded memory); reading yields each
+row's trace or the error that makes it unreadable, with its 0-based row number.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional, Union
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kraftspec.traces.format import Trace, trace_from_json, trace_to_json
+from kraftspec.traces.values import TraceError
+
+RECORD = pa.struct([("offset", pa.int64()), ("type", pa.string()), ("fields", pa.string())])
+STEP = pa.struct([("action", pa.string()), ("now", pa.int64()), ("input", pa.string()), ("response", pa.string()),
+                  ("records", pa.list_(RECORD)), ("post", pa.string())])
+SCHEMA = pa.schema([("format", pa.string()), ("component", pa.string()), ("id", pa.string()), ("meta", pa.string()),
+                    ("initial", pa.string()), ("steps", pa.list_(STEP))])
+
+
+def _dump(value: Any) -> Optional[str]:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def to_row(trace: Trace) -> dict[str, Any]:
+    """The Parquet row of one trace."""
+    obj = trace_to_json(trace)
+    steps = []
+    for step in obj["steps"]:
+        given = dict(step["input"])
+        action, now = given.pop("action"), given.pop("now", None)
+        output = step.get("output", {})
+        records = output.get("records")
+        steps.append({
+            "action": action, "now": now, "input": _dump(given), "response": _dump(output.get("response")),
+            "records": None if records is None else [
+                {"offset": r["offset"], "type": r["type"],
+                 "fields": _dump({k: v for k, v in r.items() if k not in ("offset", "type")})} for r in records],
+            "post": _dump(step.get("post"))})
+    return {"format": obj["format"], "component": obj["component"], "id": obj.get("id"),
+            "meta": _dump(obj.get("meta")), "initial": _dump(obj["initial"]), "steps": steps}
+
+
+def _load(text: Optional[str], what: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise TraceError(f"{what}: invalid JSON text: {exc}") from exc
+
+
+def from_row(row: dict[str, Any]) -> Trace:
+    """The trace of one Parquet row (the JSON object the row encodes, decoded and checked)."""
+    try:
+        steps = []
+        for i, step in enumerate(row["steps"] or []):
+            given = _load(step["input"], f"steps[{i}].input")
+            if not isinstance(given, dict):
+                raise TraceError(f"steps[{i}].input: expected a JSON object")
+            given = {"action": step["action"], **({"now": step["now"]} if step["now"] is not None else {}), **given}
+            obj: dict[str, Any] = {"input": given}
+            output: dict[str, Any] = {}
+            if step["response"] is not None:
+                output["response"] = _load(step["response"], f"steps[{i}].response")
+            if step["records"] is not None:
+                output["records"] = [{"offset": r["offset"], "type": r["type"],
+                                      **(_load(r["fields"], f"steps[{i}].records[{j}]") or {})}
+                                     for j, r in enumerate(step["records"])]
+            if output:
+                obj["output"] = output
+            if step["post"] is not None:
+                obj["post"] = _load(step["post"], f"steps[{i}].post")
+            steps.append(obj)
+        trace = {"format": row["format"], "component": row["component"], "initial": _load(row["initial"], "initial"),
+                 "steps": steps}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise TraceError(f"row does not have the trace-v1 Parquet schema: {exc!r}") from exc
+    if row.get("id") is not None:
+        trace["id"] = row["id"]
+    if row.get("meta") is not None:
+        trace["meta"] = _load(row["meta"], "meta")
+    return trace_from_json(trace)
+
+
+def write_parquet(path: Union[str, Path], traces: Iterable[Trace], batch_size: int = 1000) -> int:
+    """Write ``traces`` in row groups of ``batch_size`` as they come; returns how many were written."""
+    count = 0
+    with pq.ParquetWriter(path, SCHEMA) as writer:
+        batch: list[dict[str, Any]] = []
+        for trace in traces:
+            batch.append(to_row(trace))
+            count += 1
+            if len(batch) == batch_size:
+                writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
+                batch = []
+        if batch or count == 0:
+            writer.write_table(pa.Table.from_pylist(batch, schema=SCHEMA))
+    return count
+
+
+def read_parquet(path: Union[str, Path]) -> Iterator[tuple[int, int, Union[Trace, TraceError]]]:
+    """(first row, row count, trace or error) per row; an unreadable file or row group is one error item.
+
+    A row yields ``(row, 1, ...)``; a corrupt row group yields ``(first row, its rows, error)``; a file
+    that is not Parquet at all yields ``(0, 1, error)`` (its row count is unknown).
+    """
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        yield 0, 1, TraceError(f"not a readable Parquet file: {exc}")
+        return
+    first = 0
+    for group in range(parquet.num_row_groups):
+        rows = parquet.metadata.row_group(group).num_rows
+        try:
+            table = parquet.read_row_group(group)
+            batch = table.to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            yield first, rows, TraceError(f"row group {group} (rows {first}-{first + rows - 1}) unreadable: {exc}")
+            first += rows
+            continue
+        for offset, row in enumerate(batch):
+            try:
+                yield first + offset, 1, from_row(row)
+            except TraceError as exc:
+                yield first + offset, 1, exc
+        first += rows

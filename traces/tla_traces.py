@@ -1,0 +1,158 @@
+"""``kraftspec generate tla``: traces recorded from TLC's state graph of ``BrokerLifecycle.tla``.
+
+TLC explores the spec under ``BrokerLifecycle.cfg`` and dumps its state graph; seeded random walks
+and a covering set (every edge, self-loops included, taken at least once) are turned into traces.
+Each edge becomes the reference call that produces it (``spec/agree_broker.py``'s ``moves``: same
+action, same projected target), recorded with the reference's response and records; each step's
+``post`` holds the spec variables the edge changed, in the trace format's vocabulary, so replaying
+checks the reference's post-state against the spec's state after every step.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import Any, Iterator, Mapping, Optional
+
+import networkx as nx
+
+from kraftspec.spec import agree_broker
+from kraftspec.spec.agree import load_model
+from kraftspec.spec.state_graph import StateKey, state_graph, state_key
+from kraftspec.spec.tlc_config import read_constants
+from kraftspec.traces import broker_replay
+from kraftspec.traces.broker_trace import BROKER
+from kraftspec.traces.format import Step, Trace
+
+Edge = tuple[StateKey, StateKey, str]
+MAX_WALK = 24
+MAX_COVER = 200
+
+
+def _entries(value: Any) -> list[tuple[Any, Any]]:
+    """The (argument, value) pairs of a TLA+ function (a tuple is a function on 1..n)."""
+    return list(enumerate(value, start=1)) if isinstance(value, tuple) else sorted(value.items())
+
+
+def spec_post(state: Mapping[str, Any]) -> dict[str, Any]:
+    """A TLC state of ``BrokerLifecycle.tla`` as trace post-state fields (``broker_replay.observe``'s names)."""
+    partition = state["part"]
+    return {
+        "clock": state["clock"],
+        "next_offset": state["nextOffset"],
+        "brokers": {str(b): {"epoch": r["epoch"], "incarnation_id": str(r["inc"]), "fenced": r["fenced"],
+                             "in_controlled_shutdown": r["ics"]} for b, r in _entries(state["reg"]) if r["epoch"] >= 0},
+        "heartbeats": {str(b): {"fenced": h["fenced"], "metadata_offset": h["offset"],
+                                "controlled_shutdown_offset": h["cso"]} for b, h in _entries(state["hb"]) if h["present"]},
+        "sessions": {f"{b}:{e}": t for (b, e), t in _entries(state["sessions"])},
+        "partitions": {f"{agree_broker.TOPIC.topic_id}:0": {
+            "leader": partition["leader"], "isr": list(partition["isr"]), "leader_epoch": partition["leaderEpoch"],
+            "partition_epoch": partition["partitionEpoch"]}},
+    }
+
+
+class _Recorder:
+    """Turns paths of TLC's graph into traces through the reference calls that produce each edge."""
+
+    def __init__(self, graph: nx.MultiDiGraph, constants: Mapping[str, Any]) -> None:
+        self.graph = graph
+        self.constants = constants
+        (self.initial_state,) = agree_broker.initial_states(constants)
+        self.initial = state_key(agree_broker.project(self.initial_state))
+        if not graph.nodes[self.initial].get("initial"):
+            raise ValueError("the reference's initial state is not TLC's: run `kraftspec agree broker`")
+        self.moves: dict[agree_broker.ExploredState, list[tuple[str, StateKey, agree_broker.ExploredState, str, dict[str, Any]]]] = {}
+        self.explicit = {
+            "cluster_id": agree_broker.CLUSTER_ID, "metadata_version": agree_broker.METADATA_VERSION,
+            "session_timeout": int(constants["SessionTimeout"]),
+            "records": [BROKER.encode_record(offset, record) for offset, record in agree_broker.initial_log(constants)],
+            "next_offset": self.initial_state.control.next_offset, "activated_at": 0}
+
+    def _moves(self, state: agree_broker.ExploredState) -> list[tuple[str, StateKey, agree_broker.ExploredState, str, dict[str, Any]]]:
+        found = self.moves.get(state)
+        if found is None:
+            found = self.moves[state] = [(step.action, state_key(agree_broker.project(step.state)), step.state, action, args)
+                                         for step, action, args in agree_broker.moves(state, self.constants)]
+        return found
+
+    def trace(self, path: list[Edge], trace_id: str, meta: dict[str, Any]) -> Trace:
+        """The trace of a path from the initial state: each edge's reference call, outputs and changed spec variables."""
+        state, steps = self.initial_state, []
+        for source, target, label in path:
+            match = next(((after, action, args) for spec_action, key, after, action, args in self._moves(state)
+                          if spec_action == label and key == target), None)
+            if match is None:
+                raise ValueError(f"no reference call produces the spec's {label} edge: run `kraftspec agree broker`")
+            after, action, args = match
+            step = Step(action, args)
+            _, _, response, written = broker_replay.apply(state.control, state.clock, step)
+            before, post = spec_post(dict(source)), spec_post(dict(target))
+            changed = {name: value for name, value in post.items() if before[name] != value}
+            steps.append(Step(action, args, response, written, changed or None))
+            state = after
+        return Trace(component="broker", steps=tuple(steps), explicit=self.explicit, id=trace_id, meta=meta)
+
+
+def _out_edges(graph: nx.MultiDiGraph, node: StateKey) -> list[Edge]:
+    return sorted(((u, v, a) for u, v, a in graph.out_edges(node, keys=True)), key=lambda e: (e[2], repr(e[1])))
+
+
+def _to_uncovered(graph: nx.MultiDiGraph, node: StateKey, covered: set[Edge]) -> Optional[list[Edge]]:
+    """The shortest path from ``node`` ending with an edge not in ``covered`` (None when none is reachable)."""
+    parent: dict[StateKey, Optional[Edge]] = {node: None}
+    queue = deque([node])
+    while queue:
+        current = queue.popleft()
+        for edge in _out_edges(graph, current):
+            if edge not in covered:
+                path = [edge]
+                back = parent[current]
+                while back is not None:
+                    path.append(back)
+                    back = parent[back[0]]
+                return path[::-1]
+            if edge[1] not in parent:
+                parent[edge[1]] = edge
+                queue.append(edge[1])
+    return None
+
+
+def covering_paths(graph: nx.MultiDiGraph, initial: StateKey, covered: set[Edge]) -> Iterator[list[Edge]]:
+    """Paths from ``initial`` of at most ``MAX_COVER`` steps that together take every edge not in ``covered``.
+
+    Each path repeatedly moves by a shortest path to the nearest edge not yet taken and takes it;
+    it ends when no untaken edge is reachable or the next detour would pass ``MAX_COVER``.
+    """
+    while True:
+        path = _to_uncovered(graph, initial, covered)
+        if path is None:
+            return
+        while True:
+            covered.update(path[-1:] if len(path) > 1 else path)
+            covered.add(path[-1])
+            detour = _to_uncovered(graph, path[-1][1], covered)
+            if detour is None or len(path) + len(detour) > MAX_COVER:
+                break
+            path.extend(detour)
+        yield path
+
+
+def generate_tla(seed: int, walks: int, *, timeout_s: float = 900.0) -> Iterator[Trace]:
+    """``walks`` seeded random walks of TLC's broker graph (1 to ``MAX_WALK`` steps), then the covering set."""
+    model = load_model("broker")
+    constants = read_constants(model.config_path)
+    graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
+    recorder = _Recorder(graph, constants)
+    rng = random.Random(seed)
+    covered: set[Edge] = set()
+    meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed}
+    for index in range(walks):
+        node, path = recorder.initial, []
+        for _ in range(rng.randint(1, MAX_WALK)):
+            edge = rng.choice(_out_edges(graph, node))
+            path.append(edge)
+            node = edge[1]
+        covered.update(path)
+        yield recorder.trace(path, f"tla-walk-{seed}-{index}", {**meta, "walk": index})
+    for index, path in enumerate(covering_paths(graph, recorder.initial, covered)):
+        yield recorder.trace(path, f"tla-cover-{seed}-{index}", {**meta, "cover": index})
