@@ -508,19 +508,31 @@ def _epoch_response(node: RaftNode, api: str, partition_error: Errors, cid: int)
                                raft_state.leader_of(node.state), _leader_endpoints(node), cid)
 
 
+def _rejected_quorum_epoch_request(node: RaftNode, req: BeginQuorumEpochRequest | EndQuorumEpochRequest, api: str,
+                                   out: Outputs) -> bool:
+    """The checks Begin/EndQuorumEpoch share (§3.9): cluster id, metadata partition, then the epoch rules.
+
+    On a failure the error response is appended to ``out`` and True is returned.
+    """
+    src, cid = req.leader_id, req.correlation_id
+    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
+        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
+        return True
+    if req.topic_partition != METADATA_PARTITION:
+        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INVALID_REQUEST, correlation_id=cid)))
+        return True
+    error = _voter_only_error(node, req.leader_id, req.leader_epoch)
+    if error is not None:
+        out.append(Send(src, _epoch_response(node, api, error, cid)))
+        return True
+    return False
+
+
 def _on_begin_quorum_epoch(node: RaftNode, req: BeginQuorumEpochRequest, now: int, jitter: int,
                            out: Outputs) -> RaftNode:
     """``handleBeginQuorumEpochRequest``: validate, follow the new leader, then check the voter key."""
     api, src, cid = "BeginQuorumEpoch", req.leader_id, req.correlation_id
-    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
-        return node
-    if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INVALID_REQUEST, correlation_id=cid)))
-        return node
-    error = _voter_only_error(node, req.leader_id, req.leader_epoch)
-    if error is not None:
-        out.append(Send(src, _epoch_response(node, api, error, cid)))
+    if _rejected_quorum_epoch_request(node, req, api, out):
         return node
     endpoints = req.leader_endpoints or node.voter_endpoints.get(req.leader_id, ())
     node = _maybe_transition(node, req.leader_id, req.leader_epoch, endpoints, now, jitter, out)
@@ -535,15 +547,7 @@ def _on_end_quorum_epoch(node: RaftNode, req: EndQuorumEpochRequest, now: int, j
                          out: Outputs) -> RaftNode:
     """``handleEndQuorumEpochRequest``: a follower of the resigning leader waits its backoff, then campaigns."""
     api, src, cid = "EndQuorumEpoch", req.leader_id, req.correlation_id
-    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
-        return node
-    if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INVALID_REQUEST, correlation_id=cid)))
-        return node
-    error = _voter_only_error(node, req.leader_id, req.leader_epoch)
-    if error is not None:
-        out.append(Send(src, _epoch_response(node, api, error, cid)))
+    if _rejected_quorum_epoch_request(node, req, api, out):
         return node
     node = _maybe_transition(node, req.leader_id, req.leader_epoch, node.voter_endpoints.get(req.leader_id, ()), now,
                              jitter, out)
