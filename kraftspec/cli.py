@@ -108,6 +108,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return audit_command(paths, as_json=args.json)
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """Replay trace files through the reference; report each trace's first divergence."""
+    from kraftspec.traces.check import check_command
+    return check_command(args.traces, as_json=args.json)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """Generate traces: seeded simulations (optionally under a mutant) or walks of TLC's state graph."""
+    from kraftspec.traces.generate import generate_command
+    return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover)
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     """Print a generated documentation table."""
     from kraftspec.reference import describe_cluster_table
@@ -187,6 +199,18 @@ def build_parser() -> argparse.ArgumentParser:
     audit = add("audit", cmd_audit, "audit KRaft metadata logs (data directories, .log or .checkpoint files)")
     audit.add_argument("paths", nargs="*", help="data directories or files (default: the bundled corpus)")
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
+    check = add("check", cmd_check, "replay traces (.jsonl, .jsonl.gz, .parquet) through the reference")
+    check.add_argument("traces", nargs="+", metavar="TRACES", help="trace files")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    generate = add("generate", cmd_generate, "write seeded simulated or TLA+-recorded traces")
+    generate.add_argument("kind", choices=["sim", "tla"], help="sim: simulation on the reference; tla: TLC's state graph")
+    generate.add_argument("--traces", type=int, default=100, help="simulations, or random walks for tla (default 100)")
+    generate.add_argument("--seed", type=int, default=0, help="the seed (printed with the result)")
+    generate.add_argument("--steps", type=int, default=40, help="steps per simulated trace (default 40)")
+    generate.add_argument("--mutant", help="record the simulation under this deliberately wrong variant")
+    generate.add_argument("--cover", choices=["kinds", "edges"], default="kinds",
+                          help="tla: after the walks, cover every kind of transition or every edge (default kinds)")
+    generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
     table = add("table", cmd_table, "print generated documentation tables")
     table.add_argument("name", choices=["describe-cluster"],
                        help="describe-cluster: version x receiver x endpoint type x include-fenced")

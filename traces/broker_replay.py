@@ -8,7 +8,7 @@ divergence. Functions are looked up on the reference module at call time, so an 
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from kraftspec.reference import broker
 from kraftspec.traces.broker_trace import ACTIONS, STANDARD_STATES, explicit_state
@@ -68,23 +68,31 @@ def rule(action: str) -> tuple[str, str]:
     return f"kraftspec.reference.broker.{name}", " ".join(line.strip() for line in doc.splitlines())
 
 
-def observe(state: broker.ClusterControl, clock: int) -> dict[str, Any]:
-    """The post-state fields a trace may state (``post``): clock, log end, registrations, soft state, partitions."""
-    return {
-        "clock": clock,
-        "active": state.active,
-        "next_offset": state.next_offset,
-        "brokers": {str(b): {"epoch": r.epoch, "incarnation_id": r.incarnation_id, "fenced": r.fenced,
-                             "in_controlled_shutdown": r.in_controlled_shutdown}
-                    for b, r in sorted(state.brokers.items())},
-        "heartbeats": {str(b): {"fenced": h.fenced, "metadata_offset": h.metadata_offset,
-                                "controlled_shutdown_offset": h.controlled_shutdown_offset}
-                       for b, h in sorted(state.heartbeats.items())},
-        "sessions": {f"{b}:{e}": contact for (b, e), contact in sorted(state.sessions.items())},
-        "partitions": {f"{t}:{p}": {"leader": r.leader, "isr": list(r.isr), "leader_epoch": r.leader_epoch,
-                                    "partition_epoch": r.partition_epoch}
-                       for (t, p), r in sorted(state.partitions.items())},
-    }
+def observe(state: broker.ClusterControl, clock: int, fields: Iterable[str] = ()) -> dict[str, Any]:
+    """The post-state fields a trace may state (``post``), or only ``fields`` of them.
+
+    ``clock``, ``active``, ``next_offset``, ``brokers`` (registrations), ``heartbeats`` (the active
+    controller's soft state), ``sessions`` (``"id:epoch"`` to last contact) and ``partitions``.
+    """
+    wanted = set(fields) or set(OBSERVERS)
+    return {name: OBSERVERS[name](state, clock) for name in OBSERVERS if name in wanted}
+
+
+OBSERVERS: dict[str, Callable[[broker.ClusterControl, int], Any]] = {
+    "clock": lambda state, clock: clock,
+    "active": lambda state, clock: state.active,
+    "next_offset": lambda state, clock: state.next_offset,
+    "brokers": lambda state, clock: {
+        str(b): {"epoch": r.epoch, "incarnation_id": r.incarnation_id, "fenced": r.fenced,
+                 "in_controlled_shutdown": r.in_controlled_shutdown} for b, r in sorted(state.brokers.items())},
+    "heartbeats": lambda state, clock: {
+        str(b): {"fenced": h.fenced, "metadata_offset": h.metadata_offset,
+                 "controlled_shutdown_offset": h.controlled_shutdown_offset} for b, h in sorted(state.heartbeats.items())},
+    "sessions": lambda state, clock: {f"{b}:{e}": contact for (b, e), contact in sorted(state.sessions.items())},
+    "partitions": lambda state, clock: {
+        f"{t}:{p}": {"leader": r.leader, "isr": list(r.isr), "leader_epoch": r.leader_epoch,
+                     "partition_epoch": r.partition_epoch} for (t, p), r in sorted(state.partitions.items())},
+}
 
 
 def summarize(state: broker.ClusterControl, clock: int) -> str:
@@ -105,9 +113,3 @@ def summarize(state: broker.ClusterControl, clock: int) -> str:
         f"sessions: {sessions or '(none)'}",
         f"partitions: {partitions or '(none)'}",
     ))
-
-
-def post_fields(state: broker.ClusterControl, clock: int, wanted: Mapping[str, Any]) -> dict[str, Any]:
-    """The observed post-state restricted to the fields a trace states."""
-    full = observe(state, clock)
-    return {key: full.get(key) for key in wanted}

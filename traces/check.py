@@ -25,7 +25,7 @@ EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
 @dataclass(frozen=True)
 class Entry:
-    """One item read: where it is (``line N`` or ``row N``), how many traces it stands for, its outcome."""
+    """One item read: where it is (``line N``, ``row N``, or ``""`` for a whole file), how many traces it stands for."""
 
     file: str
     where: str
@@ -43,10 +43,11 @@ class Entry:
 
 def _items(path: str) -> Iterator[tuple[str, int, Union[Trace, TraceError]]]:
     if not Path(path).is_file():
-        yield "file", 1, TraceError("no such file")
+        yield "", 1, TraceError("no such file")
     elif path.endswith(".parquet"):
         for row, count, item in read_parquet(path):
-            yield (f"row {row}" if count == 1 else f"rows {row}-{row + count - 1}"), count, item
+            where = "" if row is None else f"row {row}" if count == 1 else f"rows {row}-{row + count - 1}"
+            yield where, count, item
     else:
         for line, item in read_jsonl(path):
             yield f"line {line}", 1, item
@@ -56,13 +57,16 @@ def check_file(path: str) -> Iterator[Entry]:
     """Every trace of one file (JSON Lines, ``.jsonl.gz`` or ``.parquet``), replayed or reported unreadable."""
     for where, count, item in _items(path):
         if isinstance(item, TraceError):
-            yield Entry(path, where, count, error=str(item))
+            yield Entry(path, where, count, error=" ".join(str(item).split()))  # one line, whatever the cause says
         else:
             yield Entry(path, where, count, verdict=replay(item))
 
 
 def _print_entry(entry: Entry, out: TextIO) -> None:
-    label = f"{entry.file}:{entry.where.split()[-1]}" if entry.where.startswith("line") else f"{entry.file} {entry.where}"
+    if entry.where.startswith("line"):
+        label = f"{entry.file}:{entry.where.split()[-1]}"
+    else:
+        label = f"{entry.file} {entry.where}" if entry.where else entry.file
     if entry.error is not None:
         print(f"{label}: error: {entry.error}", file=out)
         return

@@ -109,16 +109,16 @@ def write_parquet(path: Union[str, Path], traces: Iterable[Trace], batch_size: i
     return count
 
 
-def read_parquet(path: Union[str, Path]) -> Iterator[tuple[int, int, Union[Trace, TraceError]]]:
+def read_parquet(path: Union[str, Path]) -> Iterator[tuple[Optional[int], int, Union[Trace, TraceError]]]:
     """(first row, row count, trace or error) per row; an unreadable file or row group is one error item.
 
     A row yields ``(row, 1, ...)``; a corrupt row group yields ``(first row, its rows, error)``; a file
-    that is not Parquet at all yields ``(0, 1, error)`` (its row count is unknown).
+    that is not Parquet at all yields ``(None, 1, error)`` (its row count is unknown).
     """
     try:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        yield 0, 1, TraceError(f"not a readable Parquet file: {exc}")
+        yield None, 1, TraceError(f"not a readable Parquet file: {exc}")
         return
     first = 0
     for group in range(parquet.num_row_groups):

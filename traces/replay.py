@@ -8,13 +8,14 @@ reported as a minimal field-level diff with the rule that decides the step and t
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Optional
 
 from kraftspec.reference.errors import Errors
 from kraftspec.traces import broker_replay
-from kraftspec.traces.format import Trace, components, step_to_json
+from kraftspec.traces.format import Component, Trace, components, step_to_json
 
 REPLAYERS: dict[str, ModuleType] = {"broker": broker_replay}
 ABSENT = "(absent)"
@@ -79,6 +80,24 @@ def diff(expected: Any, observed: Any, path: str) -> list[FieldDiff]:
     return []
 
 
+def _compact(record: Any) -> Any:
+    """A record without its null fields (a whole record in a report)."""
+    return {k: v for k, v in record.items() if v is not None} if isinstance(record, dict) else record
+
+
+def record_diffs(expected: list[dict[str, Any]], observed: list[dict[str, Any]]) -> list[FieldDiff]:
+    """Records compared by position: field by field when both have the same type, else as whole records."""
+    found: list[FieldDiff] = []
+    for i in range(max(len(expected), len(observed))):
+        want = expected[i] if i < len(expected) else ABSENT
+        got = observed[i] if i < len(observed) else ABSENT
+        if isinstance(want, dict) and isinstance(got, dict) and want["type"] == got["type"]:
+            found.extend(diff(want, got, f"records[{i}]"))
+        elif want != got:
+            found.append(FieldDiff(f"records[{i}]", _compact(want), _compact(got)))
+    return found
+
+
 def _normalized_response(response: dict[str, Any]) -> dict[str, Any]:
     error = response.get("error")
     if isinstance(error, int) and not isinstance(error, bool) and error in set(Errors):
@@ -86,11 +105,20 @@ def _normalized_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
-def replay(trace: Trace) -> Verdict:
-    """Replay every step of ``trace``; stop at the first divergence."""
+def replay(trace: Trace, within: AbstractContextManager[Any] = nullcontext()) -> Verdict:
+    """Replay every step of ``trace``; stop at the first divergence.
+
+    The initial state is built by the reference as it is; the steps run inside ``within`` (e.g. a
+    mutant's ``applied()``, to check that a variant of the reference produces the trace).
+    """
     component = components()[trace.component]
     replayer = REPLAYERS[trace.component]
     state, clock = replayer.initial(trace), 0
+    with within:
+        return _replay_steps(trace, component, replayer, state, clock)
+
+
+def _replay_steps(trace: Trace, component: Component, replayer: ModuleType, state: Any, clock: int) -> Verdict:
     for index, step in enumerate(trace.steps):
         try:
             after, after_clock, response, written = replayer.apply(state, clock, step)
@@ -103,10 +131,10 @@ def replay(trace: Trace) -> Verdict:
                 found += [d for key, value in _normalized_response(dict(step.response)).items()
                           for d in diff(expected.get(key, ABSENT), value, f"response.{key}")]
             if step.records is not None:
-                found += diff([component.encode_record(o, r) for o, r in written],
-                              [component.encode_record(o, r) for o, r in step.records], "records")
-            if step.post is not None:
-                full = replayer.observe(after, after_clock)
+                found += record_diffs([component.encode_record(o, r) for o, r in written],
+                                      [component.encode_record(o, r) for o, r in step.records])
+            if step.post:
+                full = replayer.observe(after, after_clock, step.post)
                 found += [d for key, value in step.post.items()
                           for d in diff(full.get(key, ABSENT), value, f"post.{key}")]
         if found:

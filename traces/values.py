@@ -68,18 +68,18 @@ def from_json(tp: Any, value: object, path: str) -> Any:
         if not isinstance(value, str):
             raise TraceError(f"{path}: expected a string, got {_type_name(value)}")
         return value
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return dataclass_from_json(tp, value, path)
     raise TypeError(f"no JSON codec for {tp!r}")
 
 
-def dataclass_from_json(cls: type, value: object, path: str, *, ignore: frozenset[str] = frozenset()) -> Any:
-    """An instance of dataclass ``cls`` from a JSON object (fields in ``ignore`` are skipped)."""
+def dataclass_from_json(cls: type, value: object, path: str) -> Any:
+    """An instance of dataclass ``cls`` from a JSON object; unknown fields are refused, omitted ones take defaults."""
     if not isinstance(value, dict):
         raise TraceError(f"{path}: expected an object, got {_type_name(value)}")
     hints = _hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(value) - names - ignore)
+    unknown = sorted(set(value) - names)
     if unknown:
         raise TraceError(f"{path}: unknown field {unknown[0]!r} for {cls.__name__}")
     kwargs = {}
