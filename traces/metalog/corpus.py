@@ -1,4 +1,4 @@
-"""The bundled corpus of real KRaft data directories (``kraftspec/traces/corpus``, see its README.md)."""
+"""The bundled corpus of real KRaft data directories (``traces/corpus``, see its README.md)."""
 
 from __future__ import annotations
 
