@@ -14,7 +14,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kraftspec.models.broker_strategies import BROKER_IDS, SESSION_TIMEOUT, registration_request, running_cluster
+from kraftspec.models.broker_strategies import (BROKER_IDS, SESSION_TIMEOUT, directory_of, registration_request,
+                                                running_cluster)
 from kraftspec.reference import broker
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.records import RegisterBrokerRecord
@@ -74,12 +75,13 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
         self.shut_down.discard(broker_id)
         self._written(out.records)
 
-    def _heartbeat(self, broker_id: int, epoch: int, offset: int, want_fence: bool, want_shut_down: bool) -> None:
+    def _heartbeat(self, broker_id: int, epoch: int, offset: int, want_fence: bool, want_shut_down: bool,
+                   offline_log_dirs: tuple[str, ...] = ()) -> None:
         before = self.control.brokers.get(broker_id)
         if before is not None and before.epoch == epoch and before.in_controlled_shutdown:
             want_shut_down = True  # a broker never retracts a controlled shutdown (BrokerLifecycleManager)
         self.contacts[(broker_id, epoch)] = self.now  # every heartbeat refreshes its (id, epoch) session
-        request = broker.BrokerHeartbeatRequest(broker_id, epoch, offset, want_fence, want_shut_down)
+        request = broker.BrokerHeartbeatRequest(broker_id, epoch, offset, want_fence, want_shut_down, offline_log_dirs)
         self.control, out = broker.heartbeat(self.control, request, self.now)
         self._written(out.records)
         if out.response.error is not Errors.NONE:
@@ -117,6 +119,14 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
         epoch = data.draw(st.sampled_from(epochs), label="epoch")
         offset = data.draw(st.integers(-1, self.control.next_offset), label="offset")
         self._heartbeat(broker_id, epoch, offset, want_fence, want_shut_down)
+
+    @precondition(lambda self: bool(self.control.brokers))
+    @rule(data=st.data())
+    def log_dir_offline(self, data: st.DataObject) -> None:
+        """A registered broker's disk fails: its heartbeat reports the directory offline (§1.5 step 7)."""
+        broker_id = data.draw(st.sampled_from(sorted(self.control.brokers)), label="broker")
+        self._heartbeat(broker_id, self.control.brokers[broker_id].epoch, self.control.next_offset, False, False,
+                        offline_log_dirs=(directory_of(broker_id),))
 
     @precondition(lambda self: bool(self.control.brokers))
     @rule(data=st.data())

@@ -10,6 +10,7 @@ from __future__ import annotations
 from kraftspec.mutants import Mutant
 from kraftspec.reference import broker
 from kraftspec.reference.broker import ClusterControl
+from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.records import MetadataRecord
 
 
@@ -33,12 +34,13 @@ def never_duplicate(has_existing: bool, same_incarnation: bool, existing_session
     return False
 
 
-def track_heartbeat_unfenced_only(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
+def refreshed_sessions_unfenced_only(state: ClusterControl, broker_id: int, broker_epoch: int,
+                                     now: int) -> FrozenMap[tuple[int, int], int]:
     """Wrong: a heartbeat does not refresh the session of a fenced broker."""
     registration = state.brokers.get(broker_id)
     if registration is not None and registration.fenced:
-        return state
-    return broker._evolve(state, sessions=state.sessions.set((broker_id, broker_epoch), now))
+        return state.sessions
+    return state.sessions.set((broker_id, broker_epoch), now)
 
 
 def shutdown_ignoring_lagging_brokers(leads_partitions: bool, controlled_shutdown_offset: int,
@@ -66,7 +68,7 @@ MUTANTS: list[Mutant] = [
            "kraftspec.reference.broker_rules:is_duplicate_registration", never_duplicate,
            ("scenario", "model", "crosshair", "agree")),
     Mutant("broker-heartbeat-skips-fenced-session", "broker", "a heartbeat does not refresh a fenced broker's session",
-           "kraftspec.reference.broker:track_heartbeat", track_heartbeat_unfenced_only,
+           "kraftspec.reference.broker:refreshed_sessions", refreshed_sessions_unfenced_only,
            ("scenario", "agree")),
     Mutant("broker-shutdown-ignores-lagging-brokers", "broker",
            "controlled shutdown granted before active brokers caught up",

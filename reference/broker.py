@@ -118,18 +118,24 @@ class ClusterControl:
         return self.finalized_features.get(ELR_FEATURE, 0) >= 1
 
 
-def _heartbeat_state(fenced: bool, metadata_offset: int, controlled_shutdown_offset: int) -> HeartbeatState:
-    """``HeartbeatState(...)`` without the frozen-dataclass ``__init__`` (the heartbeat hot path builds one per call)."""
-    entry = object.__new__(HeartbeatState)
-    object.__setattr__(entry, "__dict__", {"fenced": fenced, "metadata_offset": metadata_offset,
-                                           "controlled_shutdown_offset": controlled_shutdown_offset})
-    return entry
+def _touched_entry(entry: HeartbeatState, fenced: bool, metadata_offset: int) -> HeartbeatState:
+    """``touch`` on one entry: fencing clears the controlled-shutdown offset (§1.2).
+
+    Built without the frozen-dataclass ``__init__``: the heartbeat hot path makes one per call.
+    """
+    touched = object.__new__(HeartbeatState)
+    object.__setattr__(touched, "__dict__", {
+        "fenced": fenced, "metadata_offset": metadata_offset,
+        "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset})
+    return touched
 
 
 def _evolve(state: ClusterControl, **changes: object) -> ClusterControl:
     """A copy of ``state`` with ``changes``; cheaper than ``dataclasses.replace`` on the heartbeat hot path."""
+    fields = state.__dict__.copy()
+    fields.update(changes)
     new = object.__new__(ClusterControl)
-    object.__setattr__(new, "__dict__", {**state.__dict__, **changes})
+    object.__setattr__(new, "__dict__", fields)
     return new
 
 
@@ -175,6 +181,7 @@ class BrokerHeartbeatRequest:
     current_metadata_offset: int
     want_fence: bool
     want_shut_down: bool
+    offline_log_dirs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -325,6 +332,27 @@ def broker_unfenced_records(state: ClusterControl, broker_id: int) -> list[Metad
     return [_unfence_record(state, state.brokers[broker_id]), *changes]
 
 
+def directories_offline_records(state: ClusterControl, broker_id: int,
+                                offline_log_dirs: tuple[str, ...]) -> list[MetadataRecord]:
+    """``handleDirectoriesOffline`` (§1.5 step 7, MV >= 3.7-IV2): for each registered directory newly reported offline,
+    ISR removals and re-elections of the partitions placed on it, then BrokerRegistrationChangeRecord v2
+    with the remaining directories. Directories the registration does not list are ignored, so a
+    repeated report writes nothing.
+    """
+    registration = state.brokers[broker_id]
+    newly_offline = [d for d in registration.log_dirs if d in offline_log_dirs]
+    if not newly_offline:
+        return []
+    records: list[MetadataRecord] = []
+    for directory in newly_offline:
+        records.extend(partition_events.handle_directory_offline(
+            state.brokers, state.topics, state.partitions, broker_id, directory, **_partition_context(state)))
+    remaining = tuple(d for d in registration.log_dirs if d not in offline_log_dirs)
+    records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=registration.epoch,
+                                                  log_dirs=remaining, version=2))
+    return records
+
+
 def broker_in_controlled_shutdown_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
     """``handleBrokerInControlledShutdown``: ICS record v1 (if not yet ICS and MV supports it), then ISR removals (§1.7)."""
     registration = state.brokers[broker_id]
@@ -463,11 +491,15 @@ def _heartbeat_entry(state: ClusterControl, broker_id: int) -> HeartbeatState:
     return entry
 
 
-def touch(state: ClusterControl, broker_id: int, fenced: bool, metadata_offset: int) -> ClusterControl:
+def touched_heartbeats(state: ClusterControl, broker_id: int, fenced: bool,
+                       metadata_offset: int) -> FrozenMap[int, HeartbeatState]:
     """``BrokerHeartbeatManager.touch``: record fenced flag and offset; fencing clears the controlled-shutdown offset."""
-    current = _heartbeat_entry(state, broker_id)
-    cs_offset = broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else current.controlled_shutdown_offset
-    return _evolve(state, heartbeats=state.heartbeats.set(broker_id, _heartbeat_state(fenced, metadata_offset, cs_offset)))
+    return state.heartbeats.set(broker_id, _touched_entry(_heartbeat_entry(state, broker_id), fenced, metadata_offset))
+
+
+def touch(state: ClusterControl, broker_id: int, fenced: bool, metadata_offset: int) -> ClusterControl:
+    """``touch`` applied to the state (see :func:`touched_heartbeats`)."""
+    return _evolve(state, heartbeats=touched_heartbeats(state, broker_id, fenced, metadata_offset))
 
 
 def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: int, offset: int) -> ClusterControl:
@@ -495,22 +527,34 @@ def usable_brokers(state: ClusterControl) -> list[tuple[int, bool]]:
 def calculate_next_broker_state(state: ClusterControl, broker_id: int, request: "BrokerHeartbeatRequest",
                                 register_record_offset: int) -> tuple[BrokerControlState, BrokerControlState]:
     """``calculateNextBrokerState``: (current, next) for a heartbeat; unknown brokers are an illegal state (§1.5 step 4)."""
-    entry = _heartbeat_entry(state, broker_id)
+    return _transition(state, broker_id, _heartbeat_entry(state, broker_id), request,
+                       broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset))
+
+
+def _transition(state: ClusterControl, broker_id: int, entry: HeartbeatState, request: "BrokerHeartbeatRequest",
+                caught_up: bool) -> tuple[BrokerControlState, BrokerControlState]:
+    """:func:`calculate_next_broker_state` given the broker's heartbeat entry and caught-up flag."""
     current = broker_rules.current_control_state(entry.fenced, entry.controlled_shutdown_offset)
     # Kafka asks for leaderships (a Supplier) and the lowest active offset only where the table reads them.
     shutting_down = current is BrokerControlState.CONTROLLED_SHUTDOWN
-    leads = (shutting_down or (request.want_shut_down and not request.want_fence)) and \
+    want_fence, want_shut_down = request.want_fence, request.want_shut_down
+    leads = (shutting_down or (want_shut_down and not want_fence)) and \
         partition_events.leads_any_partition(state.partitions, broker_id)
     following = broker_rules.next_control_state(
-        current, request.want_fence, request.want_shut_down,
-        broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset), leads,
-        entry.controlled_shutdown_offset, lowest_active_offset(state) if shutting_down else broker_rules.INT64_MAX)
+        current, want_fence, want_shut_down, caught_up, leads, entry.controlled_shutdown_offset,
+        lowest_active_offset(state) if shutting_down else broker_rules.INT64_MAX)
     return current, following
 
 
-def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
+def refreshed_sessions(state: ClusterControl, broker_id: int, broker_epoch: int,
+                       now: int) -> FrozenMap[tuple[int, int], int]:
     """``trackBrokerHeartbeat``: every heartbeat refreshes (id, epoch) before any validation (§1.2)."""
-    return _evolve(state, sessions=state.sessions.set(_session_key(state, broker_id, broker_epoch), now))
+    return state.sessions.set(_session_key(state, broker_id, broker_epoch), now)
+
+
+def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
+    """``trackBrokerHeartbeat`` applied to the state (see :func:`refreshed_sessions`)."""
+    return _evolve(state, sessions=refreshed_sessions(state, broker_id, broker_epoch, now))
 
 
 _HEARTBEAT_ERRORS = {error: Output(BrokerHeartbeatResponse(error))
@@ -525,6 +569,18 @@ _HEARTBEAT_REPLIES = [
     for following in sorted(BrokerControlState, key=lambda s: s.index) for caught_up in (False, True)]
 
 
+def _transition_records(state: ClusterControl, broker_id: int, current: BrokerControlState,
+                        following: BrokerControlState) -> list[MetadataRecord]:
+    """§1.5 step 5: the records of a change of control state (none when it stays)."""
+    if current is following:
+        return []
+    if following.fenced:
+        return broker_fenced_records(state, broker_id)
+    if following is BrokerControlState.UNFENCED:
+        return broker_unfenced_records(state, broker_id)
+    return broker_in_controlled_shutdown_records(state, broker_id)
+
+
 def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, *,
               authorized: bool = True) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
     """``processBrokerHeartbeat``: refresh the session, check the epoch, move along the §1.5 table, write records.
@@ -537,32 +593,35 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
         return state, _HEARTBEAT_ERRORS[Errors.CLUSTER_AUTHORIZATION_FAILED]
     if not state.active:
         return state, _HEARTBEAT_ERRORS[Errors.NOT_CONTROLLER]
-    state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
     broker_id = request.broker_id
+    sessions = refreshed_sessions(state, broker_id, request.broker_epoch, now)
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
     if register_offset is None or registration is None or registration.epoch != request.broker_epoch:
-        return state, _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
-    current, following = calculate_next_broker_state(state, broker_id, request, register_offset)
-    written: Written = ()
-    if current is not following:
-        if following.fenced:
-            records = broker_fenced_records(state, broker_id)
-        elif following is BrokerControlState.UNFENCED:
-            records = broker_unfenced_records(state, broker_id)
-        else:
-            records = broker_in_controlled_shutdown_records(state, broker_id)
-        state, written = _append(state, records)
-    fenced = following.fenced
+        return _evolve(state, sessions=sessions), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
+    offset = request.current_metadata_offset
+    caught_up = broker_rules.is_caught_up(offset, register_offset)
+    entry = _heartbeat_entry(state, broker_id)
+    current, following = _transition(state, broker_id, entry, request, caught_up)
+    if current is following and not request.offline_log_dirs:  # the steady state: session and offset change
+        heartbeats = state.heartbeats
+        if entry.metadata_offset != offset:
+            heartbeats = heartbeats.set(broker_id, _touched_entry(entry, following.fenced, offset))
+        return (_evolve(state, sessions=sessions, heartbeats=heartbeats),
+                _HEARTBEAT_REPLIES[2 * following.index + caught_up])
+    state = _evolve(state, sessions=sessions)
+    records = _transition_records(state, broker_id, current, following)
+    # Kafka generates every record of the heartbeat from the state before any of them is replayed.
+    if request.offline_log_dirs and mv.is_directory_assignment_supported(state.metadata_version):
+        records += directories_offline_records(state, broker_id, request.offline_log_dirs)
+    state, written = _append(state, records)
     entry = state.heartbeats[broker_id]
-    if entry.fenced != fenced or entry.metadata_offset != request.current_metadata_offset:
-        state = touch(state, broker_id, fenced, request.current_metadata_offset)
+    if entry.fenced != following.fenced or entry.metadata_offset != offset:
+        state = touch(state, broker_id, following.fenced, offset)
     if following is BrokerControlState.CONTROLLED_SHUTDOWN:
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
-    reply = _HEARTBEAT_REPLIES[2 * following.index + broker_rules.is_caught_up(request.current_metadata_offset,
-                                                                                 register_offset)]
-    return state, (Output(reply.response, written) if written else reply)
+    return state, Output(_HEARTBEAT_REPLIES[2 * following.index + caught_up].response, written)
 
 
 def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,

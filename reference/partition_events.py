@@ -106,6 +106,21 @@ def handle_broker_in_controlled_shutdown(
     )
 
 
+def handle_directory_offline(
+    brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, directory: str, *,
+    metadata_version: int, elr_enabled: bool
+) -> tuple[PartitionChangeRecord, ...]:
+    """§1.5 step 7 ``handleDirectoriesOffline``: partitions with a replica placed on ``directory`` lose the broker.
+
+    Kafka indexes partitions by directory id alone (``directoriesToPartitions``), so any replica on it counts.
+    """
+    return generate_leader_and_isr_updates(
+        brokers, topics, partitions, _visit(partitions, lambda p: directory in p.directories),
+        broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
+        metadata_version=metadata_version, elr_enabled=elr_enabled,
+    )
+
+
 def handle_broker_unregistered(
     brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool
 ) -> tuple[PartitionChangeRecord, ...]:

@@ -30,7 +30,7 @@ CALLERS = {
                                      "register_broker"},     # via has_valid_session (duplicate check)
     "broker_rules:is_caught_up": {"heartbeat"},              # calculate_next_broker_state and the reply
     "broker_rules:is_duplicate_registration": {"register_broker"},
-    "broker:track_heartbeat": {"heartbeat", "heartbeat_timed_out"},
+    "broker:refreshed_sessions": {"heartbeat", "heartbeat_timed_out"},
     "broker_rules:shutdown_granted": {"heartbeat"},          # via next_control_state
     "broker:broker_fenced_records": {"heartbeat", "fence_stale_broker"},
 }
