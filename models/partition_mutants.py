@@ -62,16 +62,16 @@ RULES = "kraftspec.reference.partition_rules"
 
 MUTANTS: list[Mutant] = [
     Mutant("partition-elect-fenced-replica", "partition", "a fenced replica is acceptable as leader",
-           f"{RULES}:is_acceptable_leader", acceptable_even_if_fenced, ("scenario", "model", "crosshair", "agree")),
+           f"{RULES}:is_acceptable_leader", acceptable_even_if_fenced, ("scenario", "model", "crosshair")),
     Mutant("partition-accept-stale-partition-epoch", "partition", "AlterPartition with a stale partition epoch accepted",
            f"{RULES}:alter_partition_epoch_error", epochs_ignoring_stale_partition_epoch, ("scenario", "model", "crosshair", "agree")),
     Mutant("partition-hw-over-all-replicas", "partition", "HW computed over all replicas instead of the ISR",
-           f"{RULES}:is_hw_candidate", every_replica_bounds_hw, ("scenario", "crosshair")),
+           f"{RULES}:is_hw_candidate", every_replica_bounds_hw, ("scenario", "crosshair", "agree")),
     Mutant("partition-leader-epoch-bump-on-shrink", "partition", "leader epoch bumped on ISR shrink from MV 3.6-IV0 on",
            f"{RULES}:isr_shrink_requires_leader_epoch_bump", bump_on_shrink_at_every_mv, ("scenario", "crosshair", "agree")),
     Mutant("partition-empty-isr-without-elr", "partition", "the ISR becomes empty without ELR",
            f"{RULES}:isr_record_field", isr_may_become_empty, ("scenario", "model", "crosshair", "agree")),
     Mutant("partition-rejoin-with-old-broker-epoch", "partition",
            "a replica restarted with a new broker epoch rejoins the ISR on its old fetch state",
-           f"{RULES}:is_isr_member_eligible", any_epoch_eligible, ("scenario", "model", "crosshair")),
+           f"{RULES}:is_isr_member_eligible", any_epoch_eligible, ("scenario", "model", "crosshair", "agree")),
 ]

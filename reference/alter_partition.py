@@ -15,6 +15,7 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.partition import (
     PartitionRegistration,
+    _construct,
     TopicInfo,
     TopicPartition,
     apply_records,
@@ -198,19 +199,19 @@ def alter_partition(
                 if record.leader != request.broker_id and record.leader != NO_LEADER_CHANGE:
                     results.append(AlterPartitionPartitionResult(data.partition_index, Errors.NEW_LEADER_ELECTED))
                     continue
-            results.append(AlterPartitionPartitionResult(
-                data.partition_index,
-                Errors.NONE,
-                leader_id=partition.leader,
-                leader_epoch=partition.leader_epoch,
-                isr=partition.isr,
-                leader_recovery_state=partition.leader_recovery_state,
-                partition_epoch=partition.partition_epoch,
-            ))
-        topic_results.append(AlterPartitionTopicResult(topic_data.topic_id, tuple(results)))
-    response = AlterPartitionResponse(Errors.NONE, tuple(topic_results))
+            results.append(_construct(AlterPartitionPartitionResult, {
+                "partition_index": data.partition_index,
+                "error_code": Errors.NONE,
+                "leader_id": partition.leader,
+                "leader_epoch": partition.leader_epoch,
+                "isr": partition.isr,
+                "leader_recovery_state": partition.leader_recovery_state,
+                "partition_epoch": partition.partition_epoch,
+            }))
+        topic_results.append(_construct(AlterPartitionTopicResult, {"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
+    response = _construct(AlterPartitionResponse, {"error_code": Errors.NONE, "topics": tuple(topic_results)})
     if len(merged) == len(records):
-        new_partitions = _frozen(partitions) if not merged else FrozenMap({**partitions, **merged})
+        new_partitions = _frozen(partitions) if not merged else _frozen(partitions).set_many(merged)
     else:  # a partition named twice: Kafka replays both records, the second built on the old state
         new_partitions = apply_records(partitions, records)
     return new_partitions, response, tuple(records)

@@ -77,11 +77,17 @@ class LabelledGraph:
         return len(self.edges)
 
 
-def explore_reference(model: AgreementModel[S], constants: Mapping[str, TlaValue]) -> LabelledGraph:
+class _Escaped(Exception):
+    """Raised inside the exploration when the reference leaves the graph it must stay within."""
+
+
+def explore_reference(model: AgreementModel[S], constants: Mapping[str, TlaValue], *,
+                      within: Optional[LabelledGraph] = None) -> LabelledGraph:
     """Breadth-first exploration of the reference's reachable states under the spec's bounds.
 
     Each distinct reference state is projected once; edges are kept in the spec's vocabulary with
-    the reference call that produced them.
+    the reference call that produced them. With ``within``, the exploration stops at the first
+    initial state or edge that graph lacks (which is then the last one added).
     """
     graph = LabelledGraph()
     keys: dict[S, StateKey] = {}
@@ -96,18 +102,26 @@ def explore_reference(model: AgreementModel[S], constants: Mapping[str, TlaValue
             graph.witnesses.setdefault(key, state)
         return key
 
-    for state in model.initial_states(constants):
-        graph.initial.add(visit(state))
-    while queue:
-        state = queue.popleft()
-        source = keys[state]
-        for step in model.successors(state, constants):
-            target = visit(step.state)
-            if target != source:
-                edge = (source, step.action, target)
-                if edge not in graph.calls:
-                    graph.edges.add(edge)
-                    graph.calls[edge] = step.call
+    try:
+        for state in model.initial_states(constants):
+            key = visit(state)
+            graph.initial.add(key)
+            if within is not None and key not in within.initial:
+                raise _Escaped
+        while queue:
+            state = queue.popleft()
+            source = keys[state]
+            for step in model.successors(state, constants):
+                target = visit(step.state)
+                if target != source:
+                    edge = (source, step.action, target)
+                    if edge not in graph.calls:
+                        graph.edges.add(edge)
+                        graph.calls[edge] = step.call
+                        if within is not None and edge not in within.edges:
+                            raise _Escaped
+    except _Escaped:
+        pass
     return graph
 
 
@@ -174,14 +188,18 @@ def _shortest_paths(graph: LabelledGraph) -> dict[StateKey, tuple[Edge, ...]]:
     return paths
 
 
-def first_difference(reference: LabelledGraph, spec: LabelledGraph) -> Optional[Difference]:
-    """The difference closest to an initial state, or None when the graphs are identical."""
-    for side, mine, other in (("reference", reference, spec), ("spec", spec, reference)):
+def first_difference(reference: LabelledGraph, spec: LabelledGraph, *, one_sided: bool = False) -> Optional[Difference]:
+    """The difference closest to an initial state, or None when the graphs are identical.
+
+    ``one_sided`` looks only for what the reference has and the spec lacks.
+    """
+    sides = (("reference", reference, spec),) if one_sided else (("reference", reference, spec), ("spec", spec, reference))
+    for side, mine, other in sides:
         extra = sorted(mine.initial - other.initial, key=repr)
         if extra:
             return Difference(f"initial state only in {side}", (), None, extra[0])
     candidates: list[tuple[int, str, Difference]] = []
-    for side, mine, other in (("reference", reference, spec), ("spec", spec, reference)):
+    for side, mine, other in sides:
         paths = _shortest_paths(mine)
         for edge in mine.edges - other.edges:
             path = paths.get(edge[0])
@@ -215,20 +233,30 @@ def spec_graph(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers:
 
 
 def check_agreement(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2,
-                    spec: Optional[tuple[LabelledGraph, float]] = None) -> AgreementReport:
-    """Run TLC's state-graph dump (unless ``spec`` is given) and the reference exploration, and compare them."""
+                    spec: Optional[tuple[LabelledGraph, float]] = None, stop_early: bool = False) -> AgreementReport:
+    """Run TLC's state-graph dump (unless ``spec`` is given) and the reference exploration, and compare them.
+
+    ``stop_early`` first explores the reference only until it leaves the spec's graph (a fast verdict
+    for a wrong reference); the full comparison follows only when it never does.
+    """
     from kraftspec.spec.tlc_config import read_constants
 
     constants = read_constants(model.config_path)
     spec_result = spec if spec is not None else spec_graph(model, timeout_s=timeout_s, workers=workers)
     spec, tlc_seconds = spec_result
     started = time.perf_counter()
-    reference = explore_reference(model, constants)
+    difference = None
+    if stop_early:
+        reference = explore_reference(model, constants, within=spec)
+        difference = first_difference(reference, spec, one_sided=True)
+    if difference is None:
+        reference = explore_reference(model, constants)
+        difference = first_difference(reference, spec)
     reference_seconds = time.perf_counter() - started
     return AgreementReport(
         component=model.component, spec_states=len(spec.nodes), spec_edges=spec.edge_count,
         reference_states=len(reference.nodes), reference_edges=reference.edge_count,
-        difference=first_difference(reference, spec), reference_seconds=reference_seconds,
+        difference=difference, reference_seconds=reference_seconds,
         tlc_seconds=tlc_seconds,
     )
 

@@ -1,98 +1,250 @@
-"""Partition leadership explored under ``PartitionLeadership.cfg``'s bounds, in the spec's vocabulary.
+"""Partition leadership and replication explored under ``PartitionLeadership.cfg``'s bounds, in the spec's vocabulary.
 
-One partition with replicas (1, 2, 3), metadata.version 4.3-IV0, ELR and unclean election off, brokers
-registered with epoch 100 + id. Each successor calls the reference: ``Fence(b)`` ~
-``partition_events.handle_broker_fenced`` then the broker's fence, ``Unfence(b)`` ~
-``handle_broker_unfenced`` then the unfence, ``Propose(s)`` ~ the leader putting an AlterPartition for
-ISR ``s`` (in replica order) at its current epochs on the wire, ``AlterPartition(m)`` ~
-``alter_partition.alter_partition`` for one request taken off the wire.
+One partition with replicas (1, 2, 3), metadata.version 4.3-IV0, ELR and unclean election off, min ISR 1;
+broker ``b``'s ``k``-th incarnation registers with broker epoch ``100 * (k + 1) + b``. The brokers' logs,
+what each learned and each leader's :class:`~kraftspec.reference.partition_leader.PartitionLeaderState` sit
+beside the controller's registrations. Time is 0 throughout and ``replica.lag.time.max.ms`` is -1: the lag
+may have elapsed at any moment, so a follower is caught up only at the leader's log end offset. Each
+successor calls the reference: ``Fence``/``Unfence`` ~ ``handle_broker_fenced``/``handle_broker_unfenced``,
+``Restart`` ~ ``handle_broker_shutdown`` and a new registration, ``Learn`` ~ ``become_leader`` /
+``update_leader_metadata`` / ``update_broker_metadata``, ``AppendRecords`` ~ ``append``, ``FollowerFetch`` ~
+``follower_fetch``, ``MaybeShrinkIsr`` ~ ``maybe_shrink_isr``, ``AlterPartition`` ~ ``alter_partition`` and
+``handle_alter_partition_result``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import combinations
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, Optional
 
+from kraftspec.reference import partition_leader as pl
 from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPartitionRequest, AlterPartitionTopic, alter_partition
 from kraftspec.reference.broker_registration import BrokerRegistration
+from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, apply_records
-from kraftspec.reference.partition_events import handle_broker_fenced, handle_broker_unfenced
+from kraftspec.reference.partition_events import handle_broker_fenced, handle_broker_shutdown, handle_broker_unfenced
 from kraftspec.reference.records import NO_LEADER
 from kraftspec.spec.agree import AgreementModel, Step
-from kraftspec.spec.tla_values import TlaValue
+from kraftspec.spec.tla_values import TlaValue, record
 
 TOPIC_ID = "spec-topic"
 KEY = (TOPIC_ID, 0)
 REPLICAS = (1, 2, 3)
 TOPICS = {TOPIC_ID: TopicInfo("spec", TOPIC_ID)}
 EVENTS = dict(metadata_version=LATEST_PRODUCTION, elr_enabled=False)
+LAG = -1
+"""``replica.lag.time.max.ms`` in the explored brokers: with every step at time 0, only a follower at the LEO is caught up."""
 
-Message = tuple[int, int, int, tuple[int, ...]]
-"""An AlterPartition on the wire: sender, leader epoch, partition epoch, proposed ISR."""
+
+@dataclass(frozen=True)
+class InFlight:
+    """An AlterPartition on the wire: sender, its broker epoch when sent, the partition data."""
+
+    sender: int
+    sender_epoch: int
+    data: AlterPartitionPartition
 
 
 @dataclass(frozen=True)
 class ExploredState:
-    """The controller's brokers and partition, the requests on the wire and how many were sent."""
+    """The controller's registrations, the wire, and each broker's log, learned leader and leader state."""
 
     brokers: FrozenMap[int, BrokerRegistration]
     partitions: FrozenMap[tuple[str, int], PartitionRegistration]
-    net: frozenset[Message]
-    sent: int
+    net: frozenset[InFlight]
+    logs: tuple[tuple[int, ...], ...]
+    known: tuple[tuple[int, int], ...]
+    leaders: tuple[Optional[pl.PartitionLeaderState], ...]
+    appends: int
+    committed: frozenset[tuple[int, int]]
 
     @property
     def partition(self) -> PartitionRegistration:
         return self.partitions[KEY]
 
 
-def _broker(broker_id: int, fenced: bool) -> BrokerRegistration:
-    return BrokerRegistration(broker_id=broker_id, epoch=100 + broker_id, incarnation_id=f"incarnation-{broker_id}",
-                              fenced=fenced)
+def _epoch(broker_id: int, incarnation: int) -> int:
+    return 100 * (incarnation + 1) + broker_id
+
+
+def _incarnation(epoch: int) -> int:
+    """The spec's broker epoch (incarnation count) of a reference broker epoch; -1 and -2 stay."""
+    return epoch if epoch < 0 else epoch // 100 - 1
+
+
+def _broker(broker_id: int, incarnation: int, fenced: bool) -> BrokerRegistration:
+    return BrokerRegistration(broker_id=broker_id, epoch=_epoch(broker_id, incarnation),
+                              incarnation_id=f"incarnation-{broker_id}-{incarnation}", fenced=fenced)
+
+
+def _set(values: tuple, index: int, value: object) -> tuple:
+    return values[:index] + (value,) + values[index + 1:]
+
+
+def _become_leader(b: int, brokers: Mapping[int, BrokerRegistration], registration: PartitionRegistration,
+                   log: tuple[int, ...]) -> pl.PartitionLeaderState:
+    return pl.become_leader(b, brokers[b].epoch, 0, registration, brokers, log_end_offset=len(log), high_watermark=0,
+                            min_insync_replicas=1, now_ms=0, replica_lag_time_max_ms=LAG)
+
+
+def _committed(state: ExploredState) -> ExploredState:
+    """The history variable: every record below a (self-believed) leader's high watermark."""
+    records = set(state.committed)
+    for b, leader in zip(REPLICAS, state.leaders):
+        if leader is not None:
+            log = state.logs[b - 1]
+            records.update((o + 1, log[o]) for o in range(leader.high_watermark))
+    return state if len(records) == len(state.committed) else replace(state, committed=frozenset(records))
 
 
 def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
-    """``Init``: every broker unfenced, ISR = replicas, leader 1, both epochs 0, nothing on the wire."""
+    """``Init``: every broker unfenced and aware of leader 1 at epoch 0, ISR = replicas, logs empty."""
+    brokers = FrozenMap({b: _broker(b, 0, False) for b in REPLICAS})
+    partition = PartitionRegistration(replicas=REPLICAS, isr=REPLICAS, leader=1)
     yield ExploredState(
-        brokers=FrozenMap({b: _broker(b, False) for b in REPLICAS}),
-        partitions=FrozenMap({KEY: PartitionRegistration(replicas=REPLICAS, isr=REPLICAS, leader=1)}),
+        brokers=brokers,
+        partitions=FrozenMap({KEY: partition}),
         net=frozenset(),
-        sent=0,
+        logs=((), (), ()),
+        known=((1, 0),) * 3,
+        leaders=(_become_leader(1, brokers, partition, ()), None, None),
+        appends=0,
+        committed=frozenset(),
     )
 
 
-def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
-    """Every action of the spec's ``Next`` with every parameter choice, as reference calls."""
-    partition = state.partition
-    if partition.partition_epoch >= int(constants["MaxEpoch"]):
-        return
+def _kept(state: ExploredState, b: int) -> range:
+    """Lengths broker ``b``'s log may keep on a restart: only an uncommitted suffix is lost."""
+    log = state.logs[b - 1]
+    n = len(log)
+    while n > 0 and (n, log[n - 1]) not in state.committed:
+        n -= 1
+    return range(n, len(log) + 1)
+
+
+def _controller_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    incarnations = {b: _incarnation(r.epoch) for b, r in state.brokers.items()}
     for b in REPLICAS:
-        if not state.brokers[b].fenced:
+        registration = state.brokers[b]
+        if not registration.fenced:
             records = handle_broker_fenced(state.brokers, TOPICS, state.partitions, b, **EVENTS)
             yield Step("Fence", f"handle_broker_fenced(broker {b})",
-                       replace(state, brokers=state.brokers.set(b, _broker(b, True)),
+                       replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b], True)),
                                partitions=apply_records(state.partitions, records)))
         else:
             records = handle_broker_unfenced(state.brokers, TOPICS, state.partitions, b, **EVENTS)
             yield Step("Unfence", f"handle_broker_unfenced(broker {b})",
-                       replace(state, brokers=state.brokers.set(b, _broker(b, False)),
+                       replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b], False)),
                                partitions=apply_records(state.partitions, records)))
-    if state.sent < int(constants["MaxSends"]) and partition.leader != NO_LEADER:
-        for size in range(1, len(REPLICAS) + 1):
-            for isr in combinations(REPLICAS, size):
-                if partition.leader in isr:
-                    message = (partition.leader, partition.leader_epoch, partition.partition_epoch, isr)
-                    yield Step("Propose", f"leader {partition.leader} sends AlterPartition(isr={list(isr)})",
-                               replace(state, net=state.net | {message}, sent=state.sent + 1))
-    for message in sorted(state.net):
-        sender, leader_epoch, partition_epoch, isr = message
-        request = AlterPartitionRequest(sender, 100 + sender, (AlterPartitionTopic(TOPIC_ID, (AlterPartitionPartition(
-            0, leader_epoch, tuple((r, 100 + r) for r in isr), partition_epoch),)),))
-        partitions, _, _ = alter_partition(state.brokers, TOPICS, state.partitions, request, **EVENTS)
-        yield Step("AlterPartition", f"alter_partition(from {sender} at epochs ({leader_epoch}, {partition_epoch}), "
-                   f"isr={list(isr)})", replace(state, partitions=partitions, net=state.net - {message}))
+        if sum(incarnations.values()) < int(constants["MaxRestarts"]):
+            records = handle_broker_shutdown(state.brokers, TOPICS, state.partitions, b, False, **EVENTS)
+            restarted = replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b] + 1, True)),
+                                partitions=apply_records(state.partitions, records),
+                                known=_set(state.known, b - 1, (NO_LEADER, -1)), leaders=_set(state.leaders, b - 1, None))
+            for n in _kept(state, b):
+                yield Step("Restart", f"handle_broker_shutdown(broker {b}), log kept up to {n}",
+                           replace(restarted, logs=_set(state.logs, b - 1, state.logs[b - 1][:n])))
+
+
+def _learn(state: ExploredState, b: int) -> ExploredState:
+    """Broker ``b`` applies the controller's latest partition and broker registrations."""
+    partition = state.partition
+    current = state.leaders[b - 1]
+    if partition.leader != b:
+        leader = None
+    elif current is None or current.leader_epoch != partition.leader_epoch:
+        leader = _become_leader(b, state.brokers, partition, state.logs[b - 1])
+    elif current.partition_epoch != partition.partition_epoch:
+        leader = pl.update_leader_metadata(current, partition, state.brokers, 0)
+    else:
+        leader = pl.update_broker_metadata(current, state.brokers)
+    return replace(state, known=_set(state.known, b - 1, (partition.leader, partition.leader_epoch)),
+                   leaders=_set(state.leaders, b - 1, leader))
+
+
+def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    for b in REPLICAS:
+        yield Step("Learn", f"broker {b} learns the partition (become_leader / update_leader_metadata)", _learn(state, b))
+        leader = state.leaders[b - 1]
+        if leader is not None and state.appends < int(constants["MaxAppends"]):
+            yield Step("AppendRecords", f"append(leader {b})",
+                       replace(state, logs=_set(state.logs, b - 1, state.logs[b - 1] + (leader.leader_epoch,)),
+                               leaders=_set(state.leaders, b - 1, pl.append(leader, 1, 0)), appends=state.appends + 1))
+        if leader is not None:
+            shrunk, request = pl.maybe_shrink_isr(leader, 0)
+            if request is not None:
+                yield Step("MaybeShrinkIsr", f"maybe_shrink_isr(leader {b})",
+                           replace(state, leaders=_set(state.leaders, b - 1, shrunk),
+                                   net=state.net | {InFlight(b, state.brokers[b].epoch, request)}))
+        source, epoch = state.known[b - 1]
+        served = state.leaders[source - 1] if source not in (NO_LEADER, b) else None
+        if served is not None and served.leader_epoch == epoch:
+            offset = _common_prefix(state.logs[b - 1], state.logs[source - 1])
+            fetched, request = pl.follower_fetch(served, b, offset, 0, state.brokers[b].epoch)
+            net = state.net if request is None else state.net | {InFlight(source, state.brokers[source].epoch, request)}
+            yield Step("FollowerFetch", f"follower_fetch(leader {source}, follower {b}, offset {offset})",
+                       replace(state, leaders=_set(state.leaders, source - 1, fetched), net=net,
+                               logs=_set(state.logs, b - 1, state.logs[source - 1])))
+
+
+def _deliver(state: ExploredState, message: InFlight) -> ExploredState:
+    """The controller processes the request; the answer reaches the sender's incarnation if it still leads."""
+    request = AlterPartitionRequest(message.sender, message.sender_epoch,
+                                    (AlterPartitionTopic(TOPIC_ID, (message.data,)),))
+    partitions, response, _ = alter_partition(state.brokers, TOPICS, state.partitions, request, **EVENTS)
+    delivered = replace(state, partitions=partitions, net=state.net - {message})
+    sender = state.leaders[message.sender - 1]
+    if sender is None or state.brokers[message.sender].epoch != message.sender_epoch or response.error_code != Errors.NONE:
+        return delivered
+    answered, resend = pl.handle_alter_partition_result(sender, response.topics[0].partitions[0], 0)
+    net = delivered.net if resend is None else delivered.net | {InFlight(message.sender, message.sender_epoch, resend)}
+    return replace(delivered, leaders=_set(state.leaders, message.sender - 1, answered), net=net)
+
+
+def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    """Every action of the spec's ``Next`` with every parameter choice, as reference calls."""
+    if state.partition.partition_epoch >= int(constants["MaxEpoch"]):
+        return
+    steps = list(_controller_steps(state, constants)) + list(_broker_steps(state, constants))
+    for message in sorted(state.net, key=repr):
+        steps.append(Step("AlterPartition", f"alter_partition(from {message.sender} at epochs ({message.data.leader_epoch}, "
+                          f"{message.data.partition_epoch}), isr={list(message.data.new_isr_with_epochs)})",
+                          _deliver(state, message)))
+    for step in steps:
+        yield replace(step, state=_committed(step.state))
+
+
+_NOT_LEADING = record(epoch=-1, pe=-1, isr=frozenset(), hw=0, start=0, leo=(-1, -1, -1), fep=(-2, -2, -2),
+                      elig=(-1, -1, -1), pending=record(isr=frozenset(), max=frozenset()))
+
+
+def _leader_state(s: Optional[pl.PartitionLeaderState]) -> TlaValue:
+    if s is None:
+        return _NOT_LEADING
+    followers = s.followers
+    return record(
+        epoch=s.leader_epoch, pe=s.partition_epoch, isr=frozenset(s.isr), hw=s.high_watermark,
+        start=s.leader_epoch_start_offset,
+        leo=tuple(followers[r].log_end_offset if r in followers else -1 for r in REPLICAS),
+        fep=tuple(_incarnation(followers[r].broker_epoch) if r in followers else pl.NO_FETCH for r in REPLICAS),
+        elig=tuple(_incarnation(s.eligible_brokers[r]) if r in s.eligible_brokers else -1 for r in REPLICAS),
+        pending=record(isr=frozenset(), max=frozenset()) if s.pending is None else
+        record(isr=frozenset(s.pending.proposed_isr), max=frozenset(s.pending.maximal_isr)),
+    )
+
+
+def _message(m: InFlight) -> TlaValue:
+    return record(s=m.sender, se=_incarnation(m.sender_epoch), le=m.data.leader_epoch, pe=m.data.partition_epoch,
+                  isr=frozenset((r, _incarnation(e)) for r, e in m.data.new_isr_with_epochs))
 
 
 def project(state: ExploredState) -> dict[str, TlaValue]:
@@ -104,8 +256,13 @@ def project(state: ExploredState) -> dict[str, TlaValue]:
         "leaderEpoch": partition.leader_epoch,
         "partitionEpoch": partition.partition_epoch,
         "fenced": frozenset(b for b, r in state.brokers.items() if r.fenced),
-        "net": frozenset((s, le, pe, frozenset(isr)) for s, le, pe, isr in state.net),
-        "sent": state.sent,
+        "brokerEpoch": tuple(_incarnation(state.brokers[b].epoch) for b in REPLICAS),
+        "net": frozenset(_message(m) for m in state.net),
+        "log": state.logs,
+        "known": state.known,
+        "ls": tuple(_leader_state(s) for s in state.leaders),
+        "appends": state.appends,
+        "committed": state.committed,
     }
 
 

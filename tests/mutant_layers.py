@@ -67,7 +67,10 @@ def agreement_difference(component: str) -> Optional[str]:
     """The first difference between the (mutated) reference and TLC's graph, or None when identical."""
     from kraftspec.spec.agree import check_agreement, load_model
 
-    report = check_agreement(load_model(component), spec=_spec_graph(component))
+    try:
+        report = check_agreement(load_model(component), spec=_spec_graph(component), stop_early=True)
+    except Exception as exc:  # the mutated reference fails on a state the spec's bounds reach
+        return f"the reference raised {type(exc).__name__} while explored: {exc}"
     return None if report.identical else report.summary()
 
 

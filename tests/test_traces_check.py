@@ -153,3 +153,13 @@ def test_record_diffs_are_field_level_for_the_same_type_and_whole_records_otherw
     whole = record_diffs([change, fence], [fence])
     assert [(d.path, d.expected, d.observed) for d in whole] == [
         ("records[0]", {k: v for k, v in change.items() if v is not None}, fence), ("records[1]", fence, ABSENT)]
+
+
+def test_counts_per_component_in_the_text_and_the_json_report(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join([GOOD % "false", GOOD % "true", "{"]) + "\n")
+    code, text = run([str(path)])
+    assert text.splitlines()[-2] == "component broker: 1 conformant, 1 divergent (2 steps)"
+    assert totals(text) == "checked 3 traces from 1 file(s): 1 conformant, 1 divergent, 1 unreadable"
+    report = json.loads(run([str(path)], as_json=True)[1])
+    assert report["components"] == {"broker": {"conformant": 1, "divergent": 1, "steps": 2}}

@@ -8,14 +8,18 @@ Each action is named after the reference function that decides it (``heartbeat``
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
+import marshal
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Callable, Mapping, Optional
 
 from kraftspec.models import broker_strategies
 from kraftspec.reference import broker, records as records_module
 from kraftspec.reference.partition import TopicInfo
 from kraftspec.reference.records import MetadataRecord
-from kraftspec.traces.values import TraceError, from_json, require, to_json
+from kraftspec.traces.values import Decoder, TraceError, decoder, from_json, require, to_json
 
 RECORD_TYPES: dict[str, type] = {
     name: cls for name, cls in vars(records_module).items()
@@ -48,6 +52,12 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("activate", "activate", _NOW),
 )}
 
+_INPUT_PLANS: dict[str, tuple[frozenset[str], tuple[tuple[str, Decoder, Optional[type], bool], ...]]] = {
+    a.name: (frozenset(a.args) | {"action"},
+             tuple((name, decoder(tp), tp if tp in (bool, int, str) else None, required)
+                   for name, (tp, required) in a.args.items()))
+    for a in ACTIONS.values()}  # per action: the fields allowed, and each argument's decoder
+
 STANDARD_STATES: dict[str, Callable[[], broker.ClusterControl]] = {
     "broker/running-cluster": lambda: broker_strategies.running_cluster()[0],
     "broker/leaderless": lambda: broker_strategies.leaderless_cluster()[0],
@@ -68,17 +78,19 @@ class BrokerComponent:
 
     def decode_input(self, action: str, obj: dict[str, Any], path: str) -> Mapping[str, Any]:
         """The arguments of ``action`` (only those given; the reference's defaults apply to the rest)."""
-        spec = ACTIONS.get(action)
-        if spec is None:
+        plan = _INPUT_PLANS.get(action)
+        if plan is None:
             raise TraceError(f"{path}.action: unknown action {action!r} for component broker "
                              f"(known: {', '.join(sorted(ACTIONS))})")
-        unknown = sorted(set(obj) - set(spec.args) - {"action"})
-        if unknown:
+        allowed, arguments = plan
+        if not allowed.issuperset(obj):
+            unknown = sorted(set(obj) - allowed)
             raise TraceError(f"{path}: unknown argument {unknown[0]!r} for action {action!r}")
         args = {}
-        for name, (tp, required) in spec.args.items():
+        for name, decode, exact, required in arguments:
             if name in obj:
-                args[name] = from_json(tp, obj[name], f"{path}.{name}")
+                value = obj[name]
+                args[name] = value if type(value) is exact else decode(value, f"{path}.{name}")
             elif required:
                 raise TraceError(f"{path}: action {action!r} needs {name!r}")
         return args
@@ -103,8 +115,8 @@ class BrokerComponent:
         return {"offset": offset, "type": type(record).__name__, **to_json(record)}
 
     def check_explicit(self, obj: dict[str, Any], path: str) -> None:
-        """Check an explicit initial state by building it (its records must replay)."""
-        explicit_state(obj, path)
+        """Check an explicit initial state by building it (its records must replay); replays reuse it."""
+        cached_explicit_state(obj, path)
 
 
 def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> broker.ClusterControl:
@@ -146,6 +158,41 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> br
     if values["active"] is False:
         return state
     return broker.activate(state, values["activated_at"] or 0)
+
+
+@functools.cache
+def _mutant_targets() -> tuple[tuple[ModuleType, str], ...]:
+    from kraftspec.mutants import all_mutants
+
+    targets = (mutant.target.split(":") for mutant in all_mutants().values())
+    return tuple((importlib.import_module(module), name) for module, name in targets)
+
+
+def reference_identity() -> tuple[Any, ...]:
+    """The functions currently bound at every registered mutant's target: an applied mutant changes it.
+
+    Initial states are cached under it, so a state built while a mutant is applied is never reused
+    without it (``kraftspec.mutants`` swaps the target in every loaded module, its own included).
+    """
+    return tuple([getattr(module, name) for module, name in _mutant_targets()])
+
+
+@functools.lru_cache(maxsize=256)
+def _explicit(blob: bytes, path: str, identity: tuple[Any, ...]) -> broker.ClusterControl:
+    return explicit_state(marshal.loads(blob), path)
+
+
+def cached_explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> broker.ClusterControl:
+    """``explicit_state(obj, path)``, built once per distinct state (and reference identity), then shared.
+
+    States are immutable, so traces that start from the same explicit state share one; an
+    unreadable state raises its :class:`TraceError` every time (errors are not cached).
+    """
+    try:
+        blob = marshal.dumps(obj, 0)  # type: ignore[arg-type]  # exact: True and 1, 1 and 1.0 marshal differently
+    except ValueError:  # not plain JSON values (a Mapping built in Python): no caching
+        return explicit_state(obj, path)
+    return _explicit(blob, path, reference_identity())
 
 
 BROKER = BrokerComponent()

@@ -32,6 +32,7 @@ class Entry:
     count: int
     verdict: Optional[Verdict] = None
     error: Optional[str] = None
+    component: Optional[str] = None
 
     @property
     def outcome(self) -> str:
@@ -59,7 +60,7 @@ def check_file(path: str) -> Iterator[Entry]:
         if isinstance(item, TraceError):
             yield Entry(path, where, count, error=" ".join(str(item).split()))  # one line, whatever the cause says
         else:
-            yield Entry(path, where, count, verdict=replay(item))
+            yield Entry(path, where, count, verdict=replay(item), component=item.component)
 
 
 def _print_entry(entry: Entry, out: TextIO) -> None:
@@ -73,18 +74,20 @@ def _print_entry(entry: Entry, out: TextIO) -> None:
     verdict = entry.verdict
     assert verdict is not None
     name = f" ({verdict.trace_id})" if verdict.trace_id else ""
-    if verdict.divergence is None:
-        print(f"{label}{name}: conformant ({verdict.steps} steps)", file=out)
-        return
+    print(f"{label}{name}: {describe(verdict)}", file=out)
+
+
+def describe(verdict: Verdict) -> str:
+    """``conformant (N steps)``, or the divergence: step, input, field-level diff, rule and prior state (indented)."""
     d = verdict.divergence
-    print(f"{label}{name}: DIVERGES at step {d.step} of {verdict.steps}: {d.input['action']}", file=out)
-    print(f"  input: {json.dumps(d.input, separators=(',', ':'))}", file=out)
-    for field in d.diffs:
-        print(f"  {field}", file=out)
-    print(f"  rule: {d.rule}: {d.rule_doc}", file=out)
-    print("  state before the step:", file=out)
-    for line in d.state_before.splitlines():
-        print(f"    {line}", file=out)
+    if d is None:
+        return f"conformant ({verdict.steps} steps)"
+    lines = [f"DIVERGES at step {d.step} of {verdict.steps}: {d.input['action']}",
+             f"  input: {json.dumps(d.input, separators=(',', ':'))}"]
+    lines += [f"  {field}" for field in d.diffs]
+    lines += [f"  rule: {d.rule}: {d.rule_doc}", "  state before the step:"]
+    lines += [f"    {line}" for line in d.state_before.splitlines()]
+    return "\n".join(lines)
 
 
 def _json_entry(entry: Entry) -> dict[str, Any]:
@@ -103,21 +106,33 @@ def _json_entry(entry: Entry) -> dict[str, Any]:
 
 
 def check_command(paths: list[str], as_json: bool, out: TextIO = sys.stdout) -> int:
-    """Check every trace in ``paths``; print per trace (or one JSON report) and the totals; return the exit code."""
+    """Check every trace in ``paths``; print per trace (or one JSON report), per component and the totals.
+
+    Returns the exit code. Per component: conformant and divergent traces and their steps (an
+    unreadable trace's component is unknown, so it counts in the totals only).
+    """
     totals = {"conformant": 0, "divergent": 0, "unreadable": 0}
+    per_component: dict[str, dict[str, int]] = {}
     report: list[dict[str, Any]] = []
     for path in paths:
         for entry in check_file(path):
             totals[entry.outcome] += entry.count
+            if entry.component is not None and entry.verdict is not None:
+                counts = per_component.setdefault(entry.component, {"conformant": 0, "divergent": 0, "steps": 0})
+                counts[entry.outcome] += 1
+                counts["steps"] += entry.verdict.steps
             if as_json:
                 report.append(_json_entry(entry))
             else:
                 _print_entry(entry, out)
     read = sum(totals.values())
     if as_json:
-        json.dump({"read": read, **totals, "traces": report}, out, indent=1)
+        json.dump({"read": read, **totals, "components": per_component, "traces": report}, out, indent=1)
         out.write("\n")
     else:
+        for name, counts in sorted(per_component.items()):
+            print(f"component {name}: {counts['conformant']} conformant, {counts['divergent']} divergent "
+                  f"({counts['steps']} steps)", file=out)
         print(f"checked {read} traces from {len(paths)} file(s): {totals['conformant']} conformant, "
               f"{totals['divergent']} divergent, {totals['unreadable']} unreadable", file=out)
     if totals["unreadable"]:

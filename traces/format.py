@@ -102,25 +102,38 @@ def trace_from_json(obj: object) -> Trace:
     if explicit is not None:
         component.check_explicit(explicit, "initial.explicit")
     steps = require(obj, "steps", list, "trace")
-    return Trace(component=name, steps=tuple(_step(component, s, f"steps[{i}]") for i, s in enumerate(steps)),
+    return Trace(component=name, steps=tuple(step_from_json(component, s, f"steps[{i}]") for i, s in enumerate(steps)),
                  standard=standard, explicit=explicit, id=require(obj, "id", str, "trace", optional=True),
                  meta=require(obj, "meta", dict, "trace", optional=True) or {}, format=obj["format"])
 
 
-def _step(component: Component, obj: object, path: str) -> Step:
-    if not isinstance(obj, dict):
-        raise TraceError(f"{path}: expected an object")
-    given = require(obj, "input", dict, path)
-    action = require(given, "action", str, f"{path}.input")
+def step_from_json(component: Component, obj: object, path: str = "step") -> Step:
+    """Decode and check one step (``{"input", "output", "post"}``); a :class:`TraceError` names the bad field."""
+    if type(obj) is not dict:
+        if not isinstance(obj, dict):
+            raise TraceError(f"{path}: expected an object")
+    given: Any = obj.get("input")
+    action: Any = given.get("action") if type(given) is dict else None
+    if type(action) is not str:  # the checks again, for their messages
+        given = require(obj, "input", dict, path)
+        action = require(given, "action", str, f"{path}.input")
     args = component.decode_input(action, given, f"{path}.input")
-    output = require(obj, "output", dict, path, optional=True)
+    output, post = obj.get("output"), obj.get("post")
     response = records = None
     if output is not None:
-        response = require(output, "response", dict, f"{path}.output", optional=True)
-        listed = require(output, "records", list, f"{path}.output", optional=True)
+        if type(output) is not dict:
+            output = require(obj, "output", dict, path, optional=True)
+        response = output.get("response")
+        if response is not None and type(response) is not dict:
+            response = require(output, "response", dict, f"{path}.output", optional=True)
+        listed = output.get("records")
         if listed is not None:
-            records = tuple(component.decode_record(r, f"{path}.output.records[{i}]") for i, r in enumerate(listed))
-    return Step(action, args, response, records, require(obj, "post", dict, path, optional=True))
+            if type(listed) is not list:
+                listed = require(output, "records", list, f"{path}.output", optional=True)
+            records = tuple([component.decode_record(r, f"{path}.output.records[{i}]") for i, r in enumerate(listed)])
+    if post is not None and type(post) is not dict:
+        post = require(obj, "post", dict, path, optional=True)
+    return Step(action, args, response, records, post)
 
 
 def trace_to_json(trace: Trace) -> dict[str, Any]:

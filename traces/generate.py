@@ -1,14 +1,20 @@
 """``kraftspec generate sim|tla``: write generated traces to a ``.jsonl``, ``.jsonl.gz`` or ``.parquet`` file.
 
 Writing streams: traces are produced one at a time and written as they come (Parquet in row
-groups), so memory stays bounded whatever ``--traces`` is. The seed is printed with the result.
+groups of ``--row-group``), so memory stays bounded whatever ``--traces`` is. ``--mutant-share S``
+records ``round(N * S)`` of the simulated traces, evenly spread, under the broker mutants in turn
+(a set for ``kraftspec validate``). The seed is printed with the result.
 """
 
 from __future__ import annotations
 
+import math
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Optional, TextIO
+from typing import Iterable, Iterator, Optional, TextIO
+
+from kraftspec import mutants
 
 from kraftspec.spec.tlc import TlcError
 from kraftspec.traces.format import Trace
@@ -16,43 +22,83 @@ from kraftspec.traces.jsonl import write_jsonl
 from kraftspec.traces.parquet import write_parquet
 
 EXIT_OK, EXIT_ERROR = 0, 2
+ROW_GROUP = 250
+"""Traces per Parquet row group: the unit of work of ``kraftspec validate`` (small enough to keep every core busy)."""
 
 
-def write_traces(out: str, traces: Iterable[Trace]) -> int:
-    """Stream ``traces`` to ``out`` (codec chosen by its suffix); returns how many were written."""
+def write_traces(out: str, traces: Iterable[Trace], row_group: int = ROW_GROUP) -> int:
+    """Stream ``traces`` to ``out`` (codec chosen by its suffix; Parquet in row groups of ``row_group``)."""
     if out.endswith(".parquet"):
-        return write_parquet(out, traces)
+        return write_parquet(out, traces, row_group)
     if out.endswith((".jsonl", ".jsonl.gz")):
         return write_jsonl(out, traces)
     raise ValueError(f"{out}: the output must end in .jsonl, .jsonl.gz or .parquet")
 
 
+def mutant_plan(traces: int, share: float, names: list[str]) -> Iterator[Optional[str]]:
+    """The mutant (or None) of each trace: ``round(traces * share)`` of them, evenly spread, cycling ``names``."""
+    made = 0
+    for index in range(traces):
+        if math.floor((index + 1) * share + 0.5) > made:  # the running count of mutants rounds (i + 1) * share
+            yield names[made % len(names)]
+            made += 1
+        else:
+            yield None
+
+
+def generate_mixed(seed: int, traces: int, steps: int, share: float) -> Iterator[Trace]:
+    """Simulated broker traces of which a ``share`` is recorded under the broker mutants (in turn).
+
+    Trace ``i`` is ``simulate_one(seed, i, steps)``, under its mutant when it has one (named in its
+    ``meta``), so any trace of a set can be regenerated alone.
+    """
+    from kraftspec.models.broker_mutants import MUTANTS
+    from kraftspec.traces.simulate import simulate_one
+
+    for index, name in enumerate(mutant_plan(traces, share, [m.name for m in MUTANTS])):
+        if name is None:
+            yield simulate_one(seed, index, steps)
+        else:
+            trace = simulate_one(seed, index, steps, mutants.get(name).applied())
+            yield replace(trace, meta={**trace.meta, "mutant": name})
+
+
 def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
-                     stream: TextIO = sys.stdout, cover: str = "kinds") -> int:
+                     stream: TextIO = sys.stdout, cover: str = "kinds", mutant_share: float = 0.0,
+                     row_group: int = ROW_GROUP) -> int:
     """Generate ``traces`` traces of ``kind`` into ``out``.
 
-    ``sim``: simulations of ``steps`` steps (``mutant`` recorded); ``tla``: ``traces`` random walks of
-    TLC's state graph, then the covering set (``cover``: ``kinds`` or ``edges``).
+    ``sim``: simulations of ``steps`` steps (``mutant`` recorded for all, or for a ``mutant_share`` of
+    them, the broker mutants in turn); ``tla``: ``traces`` random walks of TLC's state graph, then the
+    covering set (``cover``: ``kinds`` or ``edges``). Parquet is written in row groups of ``row_group``.
     """
     try:
-        if kind == "sim":
+        if not 0.0 <= mutant_share <= 1.0 or row_group < 1:
+            raise ValueError("--mutant-share must be between 0 and 1 and --row-group at least 1")
+        if kind == "sim" and mutant_share and mutant is not None:
+            raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
+        if kind == "sim" and mutant_share:
+            generated = generate_mixed(seed, traces, steps, mutant_share)
+        elif kind == "sim":
             from kraftspec.traces.simulate import generate_sim
 
             generated = generate_sim(seed, traces, steps, mutant)
-        elif kind == "tla" and mutant is None:
+        elif kind == "tla" and mutant is None and not mutant_share:
             from kraftspec.traces.tla_traces import generate_tla
 
             generated = generate_tla(seed, traces, cover)
         else:
             raise ValueError(f"unknown trace generator {kind!r}" if kind != "tla" else
-                             "--mutant applies to simulated traces only (TLA+ traces follow the spec)")
-        count = write_traces(out, generated)
+                             "--mutant and --mutant-share apply to simulated traces only (TLA+ traces follow the spec)")
+        count = write_traces(out, generated, row_group)
     except (KeyError, ValueError, TlcError) as exc:
         Path(out).unlink(missing_ok=True)  # no partial output
         print(f"generate {kind}: error: {exc.args[0] if exc.args else exc}", file=stream)
         return EXIT_ERROR
-    print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}"
-          f"{f', mutant {mutant}' if mutant else ''}); reproduce with: kraftspec generate {kind} --traces {traces} "
-          f"--seed {seed}{f' --steps {steps}' if kind == 'sim' else f' --cover {cover}'}{f' --mutant {mutant}' if mutant else ''} "
-          f"--out {out}", file=stream)
+    mutated = f", mutant {mutant}" if mutant else f", mutant share {mutant_share}" if mutant_share else ""
+    options = f" --mutant {mutant}" if mutant else f" --mutant-share {mutant_share}" if mutant_share else ""
+    options += f" --row-group {row_group}" if row_group != ROW_GROUP and out.endswith(".parquet") else ""
+    print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}{mutated}); reproduce with: kraftspec generate "
+          f"{kind} --traces {traces} --seed {seed}{f' --steps {steps}' if kind == 'sim' else f' --cover {cover}'}"
+          f"{options} --out {out}", file=stream)
     return EXIT_OK

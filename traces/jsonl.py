@@ -22,7 +22,7 @@ def _open(path: Union[str, Path], mode: str) -> IO[bytes]:
 def parse_line(line: bytes) -> Trace:
     """One line as a trace; truncated or invalid JSON, bad fields and wrong versions raise :class:`TraceError`."""
     try:
-        obj = json.loads(line.decode("utf-8"))
+        obj = json.loads(line.decode("utf-8").rstrip("\r\n"))  # a column past the end would point at the newline
     except UnicodeDecodeError as exc:
         raise TraceError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:

@@ -60,27 +60,57 @@ def _load(text: Optional[str], what: str) -> Any:
         raise TraceError(f"{what}: invalid JSON text: {exc}") from exc
 
 
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # one JSON value at an index: (value, end)
+
+
+def _load_each(texts: list[Optional[str]], names: list[str]) -> Iterator[Any]:
+    """Each JSON text of a row parsed in turn (null stays None); a text that is not exactly one JSON value
+    gets ``json.loads``'s treatment (surrounding whitespace is fine, anything else is an error naming it)."""
+    for text, name in zip(texts, names):
+        if text is None:
+            yield None
+            continue
+        try:
+            value, end = _scan(text, 0)
+        except (StopIteration, json.JSONDecodeError, TypeError):
+            end = -1
+        yield value if end == len(text) else _load(text, name)
+
+
 def from_row(row: dict[str, Any]) -> Trace:
     """The trace of one Parquet row (the JSON object the row encodes, decoded and checked)."""
     try:
+        given = row["steps"] or []
+        texts: list[Optional[str]] = []
+        names: list[str] = []
+        for i, step in enumerate(given):  # in the order they are checked below
+            texts += (step["input"], step["response"])
+            names += (f"steps[{i}].input", f"steps[{i}].response")
+            for j, r in enumerate(step["records"] or ()):
+                texts.append(r["fields"])
+                names.append(f"steps[{i}].records[{j}]")
+            texts.append(step["post"])
+            names.append(f"steps[{i}].post")
+        parsed = _load_each(texts, names)
         steps = []
-        for i, step in enumerate(row["steps"] or []):
-            given = _load(step["input"], f"steps[{i}].input")
-            if not isinstance(given, dict):
+        for i, step in enumerate(given):
+            arguments = next(parsed)
+            if not isinstance(arguments, dict):
                 raise TraceError(f"steps[{i}].input: expected a JSON object")
-            given = {"action": step["action"], **({"now": step["now"]} if step["now"] is not None else {}), **given}
-            obj: dict[str, Any] = {"input": given}
+            obj: dict[str, Any] = {"input": {"action": step["action"],
+                                             **({"now": step["now"]} if step["now"] is not None else {}), **arguments}}
             output: dict[str, Any] = {}
+            response = next(parsed)
             if step["response"] is not None:
-                output["response"] = _load(step["response"], f"steps[{i}].response")
+                output["response"] = response
             if step["records"] is not None:
-                output["records"] = [{"offset": r["offset"], "type": r["type"],
-                                      **(_load(r["fields"], f"steps[{i}].records[{j}]") or {})}
-                                     for j, r in enumerate(step["records"])]
+                output["records"] = [{"offset": r["offset"], "type": r["type"], **(next(parsed) or {})}
+                                     for r in step["records"]]
             if output:
                 obj["output"] = output
+            post = next(parsed)
             if step["post"] is not None:
-                obj["post"] = _load(step["post"], f"steps[{i}].post")
+                obj["post"] = post
             steps.append(obj)
         trace = {"format": row["format"], "component": row["component"], "initial": _load(row["initial"], "initial"),
                  "steps": steps}

@@ -4,21 +4,29 @@ Each step's stated outputs are compared with what the reference produces from th
 the response fields the trace states, every record written (offset, type and all fields, omitted
 fields taking the schema default), and the post-state fields it states. The first difference is
 reported as a minimal field-level diff with the rule that decides the step and the state before it.
+
+Speed: a step is first compared on the reference's own values, reading only the fields the trace
+states (no JSON conversion, no full post-state); only a step that differs there is converted and
+diffed, and the diff decides. Both compare exactly as JSON does (True and 1 differ).
 """
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from enum import Enum
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from kraftspec.reference.errors import Errors
 from kraftspec.traces import broker_replay
-from kraftspec.traces.format import Component, Trace, components, step_to_json
+from kraftspec.traces.format import Step, Trace, Written, components, step_to_json
+from kraftspec.traces.values import to_json
 
 REPLAYERS: dict[str, ModuleType] = {"broker": broker_replay}
 ABSENT = "(absent)"
+_MISSING = object()  # a stated response field the reference's response does not have
+_NO_DIFFS: list["FieldDiff"] = []  # never mutated
 
 
 @dataclass(frozen=True)
@@ -105,42 +113,119 @@ def _normalized_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+def _matches(got: Any, want: Any) -> bool:
+    """Whether ``to_json(got) == want`` with JSON types (True and 1 differ); False also when unsure."""
+    kind = type(want)
+    if kind is str:
+        return got == want if type(got) is str else isinstance(got, Enum) and got._name_ == want
+    if kind is list:
+        return type(got) in (tuple, list) and len(got) == len(want) and all(map(_matches, got, want))
+    if kind is dict:
+        return False
+    return type(got) is kind and got == want
+
+
+def response_matches(response: Any, stated: Mapping[str, Any]) -> bool:
+    """Whether each stated response field equals the reference's (``response``: its response object or None).
+
+    Only the stated fields are read; nothing is converted. False also when unsure (a numeric error
+    code, a nested value): the caller then diffs the JSON forms, which decide.
+    """
+    fields = getattr(response, "__dict__", None) if response is not None else {}
+    if fields is None:
+        return False
+    for key, want in stated.items():
+        got = fields.get(key, _MISSING)
+        if got is not want and not _matches(got, want):  # the same object: True, None, a small int
+            return False
+    return True
+
+
+def records_match(written: Written, stated: Written) -> bool:
+    """Whether the records written equal the stated ones, offsets, types and every field (True and 1 differ)."""
+    if written != stated:
+        return False
+    for (_, got), (_, want) in zip(written, stated):
+        if got is not want and not all(map(_same_type, vars(got).values(), vars(want).values())):
+            return False
+    return True
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    return type(a) is type(b)
+
+
 def replay(trace: Trace, within: AbstractContextManager[Any] = nullcontext()) -> Verdict:
     """Replay every step of ``trace``; stop at the first divergence.
 
     The initial state is built by the reference as it is; the steps run inside ``within`` (e.g. a
     mutant's ``applied()``, to check that a variant of the reference produces the trace).
     """
-    component = components()[trace.component]
     replayer = REPLAYERS[trace.component]
-    state, clock = replayer.initial(trace), 0
+    state = replayer.initial(trace)
     with within:
-        return _replay_steps(trace, component, replayer, state, clock)
+        return replay_steps(trace, state, 0)
 
 
-def _replay_steps(trace: Trace, component: Component, replayer: ModuleType, state: Any, clock: int) -> Verdict:
-    for index, step in enumerate(trace.steps):
-        try:
-            after, after_clock, response, written = replayer.apply(state, clock, step)
-        except (RuntimeError, ValueError, KeyError) as exc:
-            found = [FieldDiff("input", f"refused by the reference: {type(exc).__name__}: {exc}", "accepted")]
-        else:
-            found = []
-            if step.response is not None:
-                expected = response or {}
-                found += [d for key, value in _normalized_response(dict(step.response)).items()
-                          for d in diff(expected.get(key, ABSENT), value, f"response.{key}")]
-            if step.records is not None:
-                found += record_diffs([component.encode_record(o, r) for o, r in written],
-                                      [component.encode_record(o, r) for o, r in step.records])
-            if step.post:
-                full = replayer.observe(after, after_clock, step.post)
-                found += [d for key, value in step.post.items()
-                          for d in diff(full.get(key, ABSENT), value, f"post.{key}")]
+def replay_steps(trace: Trace, state: Any, clock: int, start: int = 0) -> Verdict:
+    """Replay ``trace.steps[start:]`` from ``state`` at ``clock``; the verdict of the whole trace."""
+    component, steps = trace.component, trace.steps
+    replayer = REPLAYERS[component]
+    run, post_matches = replayer.run, replayer.post_matches
+    for index in range(start, len(steps)):
+        after, after_clock, found = _check(run, post_matches, component, state, clock, steps[index])
         if found:
-            name, doc = replayer.rule(step.action)
-            return Verdict(trace.id, len(trace.steps), Divergence(
-                index, step_to_json(component, step)["input"], tuple(found), name, doc,
-                replayer.summarize(state, clock)))
+            return _diverged(trace, index, state, clock, found)
         state, clock = after, after_clock
-    return Verdict(trace.id, len(trace.steps), None)
+    return Verdict(trace.id, len(steps), None)
+
+
+def check_step(component: str, state: Any, clock: int, step: Step) -> tuple[Any, int, list[FieldDiff]]:
+    """(the reference's state', clock', the differences) for one step; state' is None if the reference refuses it.
+
+    The hot path runs the reference and compares only what the step states, on the reference's own
+    values (:func:`response_matches`, :func:`records_match`, the component's ``post_matches``); a step
+    that does not match there is diffed field by field (:func:`step_diffs`), which decides.
+    """
+    replayer = REPLAYERS[component]
+    return _check(replayer.run, replayer.post_matches, component, state, clock, step)
+
+
+def _check(run: Any, post_matches: Any, component: str, state: Any, clock: int,
+           step: Step) -> tuple[Any, int, list[FieldDiff]]:
+    try:
+        after, after_clock, response, written = run(state, clock, step)
+    except (RuntimeError, ValueError, KeyError) as exc:
+        return None, clock, [FieldDiff("input", f"refused by the reference: {type(exc).__name__}: {exc}", "accepted")]
+    stated, records, post = step.response, step.records, step.post
+    if ((stated is not None and not response_matches(response, stated))
+            or (records is not None and (records or written) and not records_match(written, records))
+            or (post and not post_matches(after, after_clock, post))):
+        return after, after_clock, step_diffs(component, step, after, after_clock, response, written)
+    return after, after_clock, _NO_DIFFS
+
+
+def step_diffs(component_name: str, step: Step, after: Any, after_clock: int, response: Any,
+               written: Written) -> list[FieldDiff]:
+    """The field-level differences between a step's stated outputs and the reference's (JSON forms)."""
+    component, replayer = components()[component_name], REPLAYERS[component_name]
+    found: list[FieldDiff] = []
+    if step.response is not None:
+        expected = to_json(response) if response is not None else {}
+        found += [d for key, value in _normalized_response(dict(step.response)).items()
+                  for d in diff(expected.get(key, ABSENT), value, f"response.{key}")]
+    if step.records is not None:
+        found += record_diffs([component.encode_record(o, r) for o, r in written],
+                              [component.encode_record(o, r) for o, r in step.records])
+    if step.post:
+        full = replayer.observe(after, after_clock, step.post)
+        found += [d for key, value in step.post.items() for d in diff(full.get(key, ABSENT), value, f"post.{key}")]
+    return found
+
+
+def _diverged(trace: Trace, index: int, state: Any, clock: int, found: list[FieldDiff]) -> Verdict:
+    replayer, step = REPLAYERS[trace.component], trace.steps[index]
+    name, doc = replayer.rule(step.action)
+    return Verdict(trace.id, len(trace.steps), Divergence(
+        index, step_to_json(components()[trace.component], step)["input"], tuple(found), name, doc,
+        replayer.summarize(state, clock)))

@@ -13,7 +13,7 @@ import enum
 import functools
 import types
 import typing
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from kraftspec.reference.errors import Errors
 
@@ -27,68 +27,106 @@ def _type_name(value: object) -> str:
                                          dict: "object", float: "number"}.get(type(value), type(value).__name__)
 
 
-@functools.cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
 def from_json(tp: Any, value: object, path: str) -> Any:
     """``value`` (parsed JSON) as a value of type ``tp``; a :class:`TraceError` naming ``path`` otherwise."""
+    return decoder(tp)(value, path)
+
+
+Decoder = Callable[[object, str], Any]
+
+
+@functools.cache
+def decoder(tp: Any) -> Decoder:
+    """The decoding function of type ``tp``, built once per type (trace decoding calls it once per value)."""
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
         args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
         (inner,) = [a for a in args if a is not type(None)]
-        return from_json(inner, value, path)
+        inner_decoder = decoder(inner)
+        if type(None) not in args:
+            return inner_decoder
+        return lambda value, path: None if value is None else inner_decoder(value, path)
     if origin is tuple:
-        args = typing.get_args(tp)
+        return _tuple_decoder(typing.get_args(tp))
+    if tp is Errors:
+        return _error
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    raise TypeError(f"no JSON codec for {tp!r}")
+
+
+def _tuple_decoder(args: tuple[Any, ...]) -> Decoder:
+    if len(args) == 2 and args[1] is Ellipsis:
+        item = decoder(args[0])
+
+        def homogeneous(value: object, path: str) -> tuple[Any, ...]:
+            if not isinstance(value, list):
+                raise TraceError(f"{path}: expected an array, got {_type_name(value)}")
+            return tuple([item(v, f"{path}[{i}]") for i, v in enumerate(value)])
+        return homogeneous
+    items = [decoder(a) for a in args]
+
+    def fixed(value: object, path: str) -> tuple[Any, ...]:
         if not isinstance(value, list):
             raise TraceError(f"{path}: expected an array, got {_type_name(value)}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_json(args[0], item, f"{path}[{i}]") for i, item in enumerate(value))
-        if len(value) != len(args):
-            raise TraceError(f"{path}: expected an array of {len(args)}, got {len(value)} items")
-        return tuple(from_json(a, item, f"{path}[{i}]") for i, (a, item) in enumerate(zip(args, value)))
-    if tp is Errors:
-        if isinstance(value, str) and value in Errors.__members__:
-            return Errors[value]
-        if isinstance(value, int) and not isinstance(value, bool) and value in set(Errors):
-            return Errors(value)
-        raise TraceError(f"{path}: unknown error code {value!r}")
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise TraceError(f"{path}: expected a boolean, got {_type_name(value)}")
+        if len(value) != len(items):
+            raise TraceError(f"{path}: expected an array of {len(items)}, got {len(value)} items")
+        return tuple([d(v, f"{path}[{i}]") for i, (d, v) in enumerate(zip(items, value))])
+    return fixed
+
+
+def _error(value: object, path: str) -> Errors:
+    if isinstance(value, str) and value in Errors.__members__:
+        return Errors[value]
+    if isinstance(value, int) and not isinstance(value, bool) and value in set(Errors):
+        return Errors(value)
+    raise TraceError(f"{path}: unknown error code {value!r}")
+
+
+def _scalar(kind: type, name: str) -> Decoder:
+    def check(value: object, path: str) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise TraceError(f"{path}: expected {name}, got {_type_name(value)}")
         return value
-    if tp is int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TraceError(f"{path}: expected an integer, got {_type_name(value)}")
-        return value
-    if tp is str:
-        if not isinstance(value, str):
-            raise TraceError(f"{path}: expected a string, got {_type_name(value)}")
-        return value
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return dataclass_from_json(tp, value, path)
-    raise TypeError(f"no JSON codec for {tp!r}")
+    return check
+
+
+_SCALARS: dict[type, Decoder] = {bool: _scalar(bool, "a boolean"), int: _scalar(int, "an integer"),
+                                 str: _scalar(str, "a string")}
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    hints = typing.get_type_hints(cls)
+    fields = [(f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+              for f in dataclasses.fields(cls)]
+    names = frozenset(name for name, _ in fields)
+    plan: list[tuple[str, bool, Decoder, Optional[type]]] = []
+
+    def decode(value: object, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise TraceError(f"{path}: expected an object, got {_type_name(value)}")
+        if not names.issuperset(value):
+            raise TraceError(f"{path}: unknown field {sorted(set(value) - names)[0]!r} for {cls.__name__}")
+        if not plan:  # resolved on first use: a dataclass may refer to itself
+            plan.extend((name, required, decoder(hints[name]), hints[name] if hints[name] in _SCALARS else None)
+                        for name, required in fields)
+        kwargs = {}
+        for name, required, field_decoder, exact in plan:
+            if name in value:
+                item = value[name]
+                # a scalar of exactly its type is taken as is; anything else goes through its decoder
+                kwargs[name] = item if type(item) is exact else field_decoder(item, f"{path}.{name}")
+            elif required:
+                raise TraceError(f"{path}: missing field {name!r} for {cls.__name__}")
+        return cls(**kwargs)
+    return decode
 
 
 def dataclass_from_json(cls: type, value: object, path: str) -> Any:
     """An instance of dataclass ``cls`` from a JSON object; unknown fields are refused, omitted ones take defaults."""
-    if not isinstance(value, dict):
-        raise TraceError(f"{path}: expected an object, got {_type_name(value)}")
-    hints = _hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(value) - names)
-    if unknown:
-        raise TraceError(f"{path}: unknown field {unknown[0]!r} for {cls.__name__}")
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in value:
-            kwargs[f.name] = from_json(hints[f.name], value[f.name], f"{path}.{f.name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise TraceError(f"{path}: missing field {f.name!r} for {cls.__name__}")
-    return cls(**kwargs)
+    return decoder(cls)(value, path)
 
 
 def to_json(value: object) -> Any:

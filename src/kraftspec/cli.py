@@ -49,7 +49,7 @@ def cmd_tlc(args: argparse.Namespace) -> int:
               f"({result.states_generated} generated, depth {result.depth}) in {result.duration:.1f} s")
         if result.verdict != "ok":
             status = max(status, EXIT_FINDING)
-            print(f"  violated: {result.violated}; error trace:")
+            print(f"  violated: {result.violated or result.error_message or result.verdict}; error trace:")
             for index, step in enumerate(result.trace, start=1):
                 print(f"  {index}. {step.action or 'initial state'}")
                 for variable, value in sorted(step.state.items()):
@@ -110,6 +110,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Replay trace files through the reference; report each trace's first divergence."""
+    if args.with_tlc:
+        from kraftspec.traces.tlc_validate import check_with_tlc
+        return check_with_tlc(args.traces, as_json=args.json)
     from kraftspec.traces.check import check_command
     return check_command(args.traces, as_json=args.json)
 
@@ -117,7 +120,30 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     """Generate traces: seeded simulations (optionally under a mutant) or walks of TLC's state graph."""
     from kraftspec.traces.generate import generate_command
-    return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover)
+    return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover,
+                            mutant_share=args.mutant_share, row_group=args.row_group)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate Parquet trace sets (or audit metadata logs) on Spark or in one process; Parquet report and summary."""
+    from kraftspec.traces.validate import validate_command
+    return validate_command(args.paths, args.engine, args.report, args.master, args.audit)
+
+
+def cmd_vectors(args: argparse.Namespace) -> int:
+    """Export test vectors (one folder per case, with a manifest), or check a consumer's read log against them."""
+    from kraftspec.traces.vectors import vectors_command
+    if args.verify and not args.read_log:
+        print("kraftspec vectors: --verify needs --read-log FILE (the files a consumer run opened)", file=sys.stderr)
+        return EXIT_ERROR
+    return vectors_command(args.folder, args.traces, args.read_log if args.verify else None)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Search (CrossHair diffbehavior) for inputs where a user's function and a reference rule disagree."""
+    from kraftspec.diff import diff_command
+    return diff_command(args.function, args.rule, max_iterations=args.max_iterations,
+                        per_condition_timeout=args.per_condition_timeout)
 
 
 def cmd_table(args: argparse.Namespace) -> int:
@@ -202,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = add("check", cmd_check, "replay traces (.jsonl, .jsonl.gz, .parquet) through the reference")
     check.add_argument("traces", nargs="+", metavar="TRACES", help="trace files")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--with-tlc", action="store_true",
+                       help="also validate each trace against the TLA+ spec with TLC; report both verdicts side by side")
     generate = add("generate", cmd_generate, "write seeded simulated or TLA+-recorded traces")
     generate.add_argument("kind", choices=["sim", "tla"], help="sim: simulation on the reference; tla: TLC's state graph")
     generate.add_argument("--traces", type=int, default=100, help="simulations, or random walks for tla (default 100)")
@@ -210,7 +238,36 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--mutant", help="record the simulation under this deliberately wrong variant")
     generate.add_argument("--cover", choices=["kinds", "edges"], default="kinds",
                           help="tla: after the walks, cover every kind of transition or every edge (default kinds)")
+    generate.add_argument("--mutant-share", type=float, default=0.0,
+                          help="sim: record this share of the traces (0..1) under the broker mutants, in turn")
+    generate.add_argument("--row-group", type=int, default=250,
+                          help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
+    validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
+                   "with --audit, audit many metadata logs")
+    validate.add_argument("paths", nargs="+", metavar="PATH",
+                          help="Parquet trace files or folders of them (with --audit: data directories or log files)")
+    validate.add_argument("--engine", choices=["spark", "local"], default="spark",
+                          help="spark: a Spark session, local[*] unless --master (default); local: one Python process")
+    validate.add_argument("--master", help="Spark master URL, e.g. spark://HOST:7077 (default local[*])")
+    validate.add_argument("--report", default="validate-report.parquet",
+                          help="the report, one row per trace (default validate-report.parquet)")
+    validate.add_argument("--audit", action="store_true", help="audit KRaft metadata logs instead of replaying traces")
+    vectors = add("vectors", cmd_vectors, "export test vectors for other implementations (default source: the "
+                  "bundled TLA+ traces), or with --verify check a consumer run's read log against the manifest")
+    vectors.add_argument("folder", metavar="DIR", help="the vectors folder (written, or checked with --verify)")
+    vectors.add_argument("--from", dest="traces", action="append", default=[], metavar="TRACES",
+                         help="export the steps of these .jsonl/.jsonl.gz trace files instead (repeatable)")
+    vectors.add_argument("--verify", action="store_true", help="check DIR against its manifest and --read-log")
+    vectors.add_argument("--read-log", metavar="FILE", help="with --verify: the files a consumer run opened, one a line")
+    diff = add("diff", cmd_diff, "search for inputs where your function and a reference rule disagree "
+               "(CrossHair diffbehavior); print them as a pytest test")
+    diff.add_argument("function", metavar="MODULE:FUNC", help="your function, importable from the current directory")
+    diff.add_argument("rule", metavar="RULE", help="a reference rule, e.g. broker_rules.session_expired")
+    diff.add_argument("--max-iterations", type=int, default=100,
+                      help="CrossHair's max_uninteresting_iterations (default 100)")
+    diff.add_argument("--per-condition-timeout", type=float, default=20.0,
+                      help="CrossHair's budget in CPU seconds (default 20)")
     table = add("table", cmd_table, "print generated documentation tables")
     table.add_argument("name", choices=["describe-cluster"],
                        help="describe-cluster: version x receiver x endpoint type x include-fenced")

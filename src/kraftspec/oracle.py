@@ -1,0 +1,263 @@
+"""The conformance oracle from Python: replay traces, check single steps, drive another implementation.
+
+* :func:`replay` judges a whole trace (a :class:`~kraftspec.traces.format.Trace`, its JSON object or
+  one JSON line); :func:`read` yields the traces of a JSON Lines or Parquet file, or why an item is
+  unreadable; :func:`describe` is the report ``kraftspec check`` prints.
+* :func:`start` and :func:`check_step` walk a trace one step at a time: each check gives the
+  reference's post-state to continue from, or the field-level differences and the deciding rule.
+* :class:`Adapter` is what another implementation provides to be compared with the reference input
+  by input (differential testing); :class:`Differential` runs it, and :func:`broker_machine` builds a
+  Hypothesis ``RuleBasedStateMachine`` that generates broker inputs, so Hypothesis finds and shrinks
+  a sequence on which the two disagree. Inputs and outputs are in the trace format's JSON
+  vocabulary (``traces/FORMAT.md``), so an adapter needs nothing from the reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Union
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from kraftspec.models.broker_strategies import BROKER_IDS, registration_request
+from kraftspec.reference.metadata_version import LATEST_PRODUCTION
+from kraftspec.traces import replay as replay_module
+from kraftspec.traces.check import describe
+from kraftspec.traces.format import FORMAT_VERSION, Step, Trace, components, step_from_json, step_to_json, \
+    trace_from_json
+from kraftspec.traces.jsonl import dumps, parse_line, read_jsonl
+from kraftspec.traces.parquet import read_parquet
+from kraftspec.traces.replay import REPLAYERS, FieldDiff, Verdict
+from kraftspec.traces.values import TraceError, to_json
+
+__all__ = ["Adapter", "Differential", "DivergenceError", "Position", "StepCheck", "Trace", "TraceError", "Verdict",
+           "assert_conformant", "broker_machine", "check_step", "describe", "read", "replay", "start",
+           "EMPTY_BROKER_CLUSTER"]
+
+TraceLike = Union[Trace, Mapping[str, Any], str, bytes]
+EMPTY_BROKER_CLUSTER: dict[str, Any] = {"explicit": {
+    "cluster_id": "kraftspecDifferentialAA", "metadata_version": LATEST_PRODUCTION, "session_timeout": 10}}
+
+
+def _trace(trace: TraceLike) -> Trace:
+    if isinstance(trace, Trace):
+        return trace
+    if isinstance(trace, (str, bytes)):
+        return parse_line(trace.encode() if isinstance(trace, str) else trace)
+    return trace_from_json(dict(trace))
+
+
+def replay(trace: TraceLike) -> Verdict:
+    """The verdict of one trace: conformant, or the first divergent step (a :class:`TraceError` if unreadable)."""
+    return replay_module.replay(_trace(trace))
+
+
+def assert_conformant(trace: TraceLike) -> Verdict:
+    """Replay ``trace``; an ``AssertionError`` carrying the divergence report if it is not conformant."""
+    verdict = replay(trace)
+    if verdict.divergence is not None:
+        raise AssertionError(f"trace {verdict.trace_id or '(no id)'} {describe(verdict)}")
+    return verdict
+
+
+def read(path: Union[str, Path]) -> Iterator[tuple[str, Union[Trace, TraceError]]]:
+    """(where, trace or error) for every item of a ``.jsonl``, ``.jsonl.gz`` or ``.parquet`` file.
+
+    ``where`` is ``line N`` (1-based), ``row N`` (0-based), ``rows N-M`` (an unreadable row group) or
+    ``""`` (a file that is not Parquet at all), as ``kraftspec check`` prints it.
+    """
+    if str(path).endswith(".parquet"):
+        for row, count, item in read_parquet(path):
+            yield ("" if row is None else f"row {row}" if count == 1 else f"rows {row}-{row + count - 1}"), item
+    else:
+        for line, item in read_jsonl(path):
+            yield f"line {line}", item
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a walk through a trace is: the component, the reference's state and the trace's clock."""
+
+    component: str
+    state: Any
+    clock: int = 0
+
+
+def start(initial: Union[str, Mapping[str, Any]] = "broker/running-cluster", component: str = "broker") -> Position:
+    """The position before the first step: a standard state's name, or a trace's ``initial`` object."""
+    given = {"standard": initial} if isinstance(initial, str) else dict(initial)
+    trace = trace_from_json({"format": FORMAT_VERSION, "component": component, "initial": given, "steps": []})
+    return Position(component, REPLAYERS[component].initial(trace), 0)
+
+
+@dataclass(frozen=True)
+class StepCheck:
+    """One step judged: ``after`` is the reference's position after it (None if the reference refused it)."""
+
+    step: Step
+    before: Position
+    after: Optional[Position]
+    diffs: tuple[FieldDiff, ...]
+
+    @property
+    def conformant(self) -> bool:
+        return not self.diffs
+
+    def verdict(self, index: int = 0, steps: int = 1, trace_id: Optional[str] = None) -> Verdict:
+        """This check as a trace verdict (the step at ``index`` of ``steps``), with the rule and prior state."""
+        if self.conformant:
+            return Verdict(trace_id, steps, None)
+        replayer = REPLAYERS[self.before.component]
+        name, doc = replayer.rule(self.step.action)
+        return Verdict(trace_id, steps, replay_module.Divergence(
+            index, step_to_json(components()[self.before.component], self.step)["input"], self.diffs, name, doc,
+            replayer.summarize(self.before.state, self.before.clock)))
+
+
+def check_step(position: Position, step: Union[Step, Mapping[str, Any]]) -> StepCheck:
+    """Judge one step (a :class:`Step` or its JSON object) from ``position``; continue from ``.after``."""
+    if not isinstance(step, Step):
+        step = step_from_json(components()[position.component], dict(step))
+    after, clock, found = replay_module.check_step(position.component, position.state, position.clock, step)
+    return StepCheck(step, position, None if after is None else Position(position.component, after, clock),
+                     tuple(found))
+
+
+class Adapter(Protocol):
+    """Another implementation of a component, driven one input at a time (trace-format JSON both ways).
+
+    ``reset`` starts it afresh from a trace's ``initial`` object (``{"standard": NAME}`` or
+    ``{"explicit": {...}}``). ``step`` takes an input (``{"action": ..., ...arguments}``) and returns
+    what the implementation did: any of ``response`` (the fields it exposes), ``records`` (every
+    record written, with offsets) and ``post`` (post-state fields); what it leaves out is not compared.
+    """
+
+    def reset(self, initial: Mapping[str, Any]) -> None: ...
+
+    def step(self, input: Mapping[str, Any]) -> Mapping[str, Any]: ...
+
+
+class DivergenceError(AssertionError):
+    """The implementation and the reference disagree; the message is the report and the trace so far."""
+
+    def __init__(self, message: str, trace: Trace) -> None:
+        super().__init__(message)
+        self.trace = trace
+
+
+class Differential:
+    """An adapter and the reference side by side: each input goes to both and the outputs are compared.
+
+    The reference runs first; an input it refuses (e.g. a heartbeat from a broker it has no entry
+    for) is not sent to the implementation. The steps taken so far form a trace that ``kraftspec
+    check`` replays (:meth:`trace`, printed in every divergence report).
+    """
+
+    def __init__(self, adapter: Adapter, initial: Mapping[str, Any] = EMPTY_BROKER_CLUSTER,
+                 component: str = "broker") -> None:
+        self.adapter, self.initial, self.component = adapter, dict(initial), component
+        self.position = start(self.initial, component)
+        self.steps: list[Step] = []
+        adapter.reset(self.initial)
+
+    def trace(self, trace_id: str = "differential") -> Trace:
+        """The inputs sent and the implementation's outputs, as a trace."""
+        given = self.initial
+        return Trace(self.component, tuple(self.steps), standard=given.get("standard"),
+                     explicit=given.get("explicit"), id=trace_id, meta={"generator": "kraftspec.oracle.Differential"})
+
+    def step(self, input: Mapping[str, Any]) -> Optional[StepCheck]:
+        """Send ``input`` to both; None if the reference refuses it; :class:`DivergenceError` if they disagree."""
+        component = components()[self.component]
+        bare = step_from_json(component, {"input": dict(input)})
+        if replay_module.check_step(self.component, self.position.state, self.position.clock, bare)[0] is None:
+            return None
+        output = dict(self.adapter.step(dict(input)))
+        obj: dict[str, Any] = {"input": dict(input)}
+        if "response" in output or "records" in output:
+            obj["output"] = {key: output[key] for key in ("response", "records") if key in output}
+        if "post" in output:
+            obj["post"] = output["post"]
+        step = step_from_json(component, obj, f"steps[{len(self.steps)}]")
+        checked = check_step(self.position, step)
+        self.steps.append(step)
+        if not checked.conformant:
+            trace = self.trace()
+            verdict = checked.verdict(len(self.steps) - 1, len(self.steps), trace.id)
+            raise DivergenceError(f"the implementation {describe(verdict)}\n  the trace so far (kraftspec check "
+                                  f"replays it):\n{dumps(trace)}", trace)
+        assert checked.after is not None
+        self.position = checked.after
+        return checked
+
+
+def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = EMPTY_BROKER_CLUSTER,
+                   actions: tuple[str, ...] = ("register_broker", "heartbeat", "advance_clock", "fence_stale_broker",
+                                               "unregister_broker")) -> type[RuleBasedStateMachine]:
+    """A Hypothesis state machine that drives ``adapter()`` and the reference with the same broker inputs.
+
+    Rules: ``register_broker`` (incarnations 1–3, sometimes the wrong cluster id or the previous
+    epoch), ``heartbeat`` (the current epoch or a stale one, a metadata offset near the log end, the
+    fence and shut-down wishes), ``advance_clock``, ``fence_stale_broker`` and ``unregister_broker``,
+    each only if named in ``actions``. Run it as ``TestX = broker_machine(MyAdapter).TestCase``; a
+    disagreement fails with :class:`DivergenceError` and Hypothesis prints the shrunk sequence.
+    """
+    enabled = set(actions)
+    unknown = enabled - set(REPLAYERS["broker"].ACTIONS)
+    if unknown:
+        raise ValueError(f"unknown broker action(s) {sorted(unknown)} (known: {', '.join(REPLAYERS['broker'].ACTIONS)})")
+
+    class BrokerDifferential(RuleBasedStateMachine):
+        """The reference and an implementation given the same broker inputs (see :func:`broker_machine`)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.differential = Differential(adapter(), initial, "broker")
+
+        @property
+        def _state(self) -> Any:
+            return self.differential.position.state
+
+        def _send(self, action: str, **args: Any) -> None:
+            self.differential.step({"action": action, **args})
+
+        @precondition(lambda self: "register_broker" in enabled)
+        @rule(broker_id=st.sampled_from(BROKER_IDS), incarnation=st.integers(1, 3),
+              wrong_cluster=st.booleans(), clean=st.booleans())
+        def register_broker(self, broker_id: int, incarnation: int, wrong_cluster: bool, clean: bool) -> None:
+            existing = self._state.brokers.get(broker_id)
+            previous = existing.epoch if clean and existing is not None else -1
+            request = to_json(registration_request(broker_id, incarnation, previous, self._state.metadata_version))
+            request["cluster_id"] = "someOtherClusterIdAAAA" if wrong_cluster else self._state.cluster_id
+            self._send("register_broker", request=request)
+
+        @precondition(lambda self: "heartbeat" in enabled)
+        @rule(broker_id=st.sampled_from(BROKER_IDS), stale=st.booleans(), behind=st.integers(-1, 3),
+              want_fence=st.booleans(), want_shut_down=st.booleans())
+        def heartbeat(self, broker_id: int, stale: bool, behind: int, want_fence: bool, want_shut_down: bool) -> None:
+            existing = self._state.brokers.get(broker_id)
+            epoch = -1 if existing is None else existing.epoch - 1 if stale else existing.epoch
+            self._send("heartbeat", request={
+                "broker_id": broker_id, "broker_epoch": epoch,
+                "current_metadata_offset": max(-1, self._state.next_offset - 1 - behind),
+                "want_fence": want_fence, "want_shut_down": want_shut_down})
+
+        @precondition(lambda self: "advance_clock" in enabled)
+        @rule(ticks=st.integers(1, 12))
+        def advance_clock(self, ticks: int) -> None:
+            self._send("advance_clock", now=self.differential.position.clock + ticks)
+
+        @precondition(lambda self: "fence_stale_broker" in enabled)
+        @rule()
+        def fence_stale_broker(self) -> None:
+            self._send("fence_stale_broker")
+
+        @precondition(lambda self: "unregister_broker" in enabled)
+        @rule(broker_id=st.sampled_from(BROKER_IDS))
+        def unregister_broker(self, broker_id: int) -> None:
+            self._send("unregister_broker", broker_id=broker_id)
+
+    return BrokerDifferential
+
