@@ -601,7 +601,7 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
         return _evolve(state, sessions=sessions), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
     offset = request.current_metadata_offset
     caught_up = broker_rules.is_caught_up(offset, register_offset)
-    entry = _heartbeat_entry(state, broker_id)
+    entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
     current, following = _transition(state, broker_id, entry, request, caught_up)
     if current is following and not request.offline_log_dirs:  # the steady state: session and offset change
         heartbeats = state.heartbeats

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Mapping, NoReturn, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
+_bind = dict.__setitem__
 
 
 class FrozenMap(dict[K, V]):
@@ -28,8 +29,8 @@ class FrozenMap(dict[K, V]):
 
     def set(self, key: K, value: V) -> "FrozenMap[K, V]":
         """A copy with ``key`` bound to ``value``."""
-        new = type(self)(self)
-        dict.__setitem__(new, key, value)
+        new = FrozenMap(self)
+        _bind(new, key, value)
         return new
 
     def set_many(self, items: Mapping[K, V] | Iterable[tuple[K, V]]) -> "FrozenMap[K, V]":

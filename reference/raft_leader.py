@@ -58,10 +58,12 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
     leader_end = own.end_offset if own is not None else -1
     voter = voters.get(replica_id)
     if voter is None:
-        observer = leader.observer_states.get(replica_id, ReplicaState())
+        observer = leader.observer_states.get(replica_id)
+        if observer is None:
+            observer = ReplicaState()
         observers = leader.observer_states.set(replica_id, _followed(observer, fetch_offset, leader_end, now))
         return evolve(leader, observer_states=observers)
-    voter_states = FrozenMap({**voters, replica_id: _followed(voter, fetch_offset, leader_end, now)})
+    voter_states = voters.set(replica_id, _followed(voter, fetch_offset, leader_end, now))
     fetched = leader.fetched_voters
     if replica_id not in fetched:
         fetched = fetched | {replica_id}

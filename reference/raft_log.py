@@ -102,7 +102,11 @@ def validate_offset_and_epoch(log: RaftLog, fetch_offset: int, last_fetched_epoc
     """
     if fetch_offset == 0:
         return None
-    end_epoch, end_offset = raft_rules.end_offset_for_epoch(log.epoch_cache, log.end_offset, last_fetched_epoch)
+    cache = log.epoch_cache
+    if cache and cache[-1][0] == last_fetched_epoch:  # the latest epoch ends at the LEO (the usual fetch)
+        end_epoch, end_offset = last_fetched_epoch, len(log.entries)
+    else:
+        end_epoch, end_offset = raft_rules.end_offset_for_epoch(cache, log.end_offset, last_fetched_epoch)
     if raft_rules.is_diverging(fetch_offset, last_fetched_epoch, end_epoch, end_offset):
         return (end_epoch, end_offset)
     return None

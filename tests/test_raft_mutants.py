@@ -1,72 +1,36 @@
-"""Each deliberately wrong variant of a KRaft rule is caught by every layer its ``caught_by`` names.
+"""Each deliberately wrong KRaft quorum rule is caught by every layer its mutant names (models/raft_mutants.py).
 
-Layers: ``scenario`` (the checks of ``test_raft_scenarios.py`` re-run as functions: at least one fails),
-``model`` (the quorum model with a fixed seed, derandomized, must fail), ``crosshair`` (the contract of the
-same name in ``kraftspec.proofs.raft`` must fail under ``KRAFTSPEC_MUTANT``).
+Layers (``tests/mutant_layers.py``): ``scenario`` (the checks of ``test_raft_scenarios.py`` re-run as functions:
+at least one fails), ``model`` (the quorum model, derandomized, must fail), ``crosshair`` (a contract of
+``kraftspec.proofs.raft`` is refuted) and ``agree`` (the reference no longer agrees with ``KRaftQuorum.tla``).
 """
 
 from __future__ import annotations
 
-import inspect
-import os
-import subprocess
-import sys
-
 import pytest
 
 import test_raft_scenarios
-from kraftspec.models.raft import run_model
+from kraftspec.models.raft import RaftQuorumModel
 from kraftspec.models.raft_mutants import MUTANTS
-from kraftspec.mutants import ENV_VAR, Mutant
+from mutant_layers import layer_result
 
-MODEL_SEED = 1
-MODEL_BUDGET = {"max_examples": 1500, "steps": 80}  # a caught mutant stops at its first failure (seconds)
-SCENARIO_CHECKS = [f for name, f in inspect.getmembers(test_raft_scenarios, inspect.isfunction)
-                   if name.startswith("test_") and f.__module__ == test_raft_scenarios.__name__]
-CROSSHAIR = [sys.executable, "-m", "crosshair", "check", "--analysis_kind=PEP316", "--per_condition_timeout=5"]
-
-
-def failing_scenarios() -> list[str]:
-    failed = []
-    for check in SCENARIO_CHECKS:
-        try:
-            check()
-        except Exception:  # noqa: BLE001 - any failure of the check counts
-            failed.append(check.__name__)
-    return failed
-
-
-def test_every_layer_passes_without_mutants() -> None:
-    assert failing_scenarios() == []
+CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
 
 
 def test_mutant_names_are_unique_and_layers_known() -> None:
     assert len({m.name for m in MUTANTS}) == len(MUTANTS)
     for mutant in MUTANTS:
-        assert set(mutant.caught_by) <= {"scenario", "model", "crosshair"}, mutant.name
-        assert mutant.caught_by, mutant.name
+        assert mutant.caught_by and set(mutant.caught_by) <= {"scenario", "model", "crosshair", "agree"}, mutant.name
 
 
-@pytest.mark.parametrize("mutant", [m for m in MUTANTS if "scenario" in m.caught_by], ids=lambda m: m.name)
-def test_scenarios_catch(mutant: Mutant) -> None:
+def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
+    for layer in ("scenario", "model", "crosshair", "agree"):
+        assert layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel) is None, layer
+
+
+@pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
+def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
-        failed = failing_scenarios()
-    assert failed, f"{mutant.name}: every scenario check still passes"
-
-
-@pytest.mark.parametrize("mutant", [m for m in MUTANTS if "model" in m.caught_by], ids=lambda m: m.name)
-def test_model_catches(mutant: Mutant) -> None:
-    with mutant.applied():
-        with pytest.raises(BaseException) as caught:
-            run_model(MODEL_SEED, shrink=False, **MODEL_BUDGET)
-    assert not isinstance(caught.value, (KeyboardInterrupt, SystemExit))
-
-
-@pytest.mark.parametrize("mutant", [m for m in MUTANTS if "crosshair" in m.caught_by], ids=lambda m: m.name)
-def test_crosshair_catches(mutant: Mutant) -> None:
-    contract = mutant.target.split(":")[1]
-    env = dict(os.environ, **{ENV_VAR: mutant.name})
-    result = subprocess.run(CROSSHAIR + [f"kraftspec.proofs.raft.{contract}"], env=env, capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode != 0, f"{mutant.name}: CrossHair found no counterexample\n{result.stdout}"
-    assert "false" in result.stdout.lower() or "error" in result.stdout.lower(), result.stdout
+        caught = layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel)
+    assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
+    print(f"{mutant.name}: caught by {layer}: {caught}")

@@ -1,0 +1,388 @@
+----------------------------- MODULE KRaftQuorum -----------------------------
+(***************************************************************************)
+(* The KRaft metadata quorum's Raft (kraftspec facts kraft-semantics §3,   *)
+(* KIP-595 as implemented in Kafka 4.x): three voters and an observer,     *)
+(* pull-based replication. Followers fetch with their log end offset and   *)
+(* last fetched epoch; the leader answers with records or with the         *)
+(* diverging epoch from its epoch cache, and the follower truncates. New   *)
+(* epochs spread by Vote and BeginQuorumEpoch requests and by the epoch    *)
+(* every response carries (§3.8). Messages sit in a bag (message to its    *)
+(* number of copies): any one may be delivered next (reordering),         *)
+(* Duplicate copies one and Drop loses one. A crash keeps the quorum-state *)
+(* file and the flushed records: voters flush every append, an observer    *)
+(* never does (§3.7).                                                      *)
+(*                                                                         *)
+(* Actions carry the names of the reference's rules (the raft modules of   *)
+(* kraftspec.reference): Timeout ~ the election timer (the pre-vote of     *)
+(* KIP-996 is taken as won: Prospective, then Candidate; a Resigned leader *)
+(* moves to the next epoch); OnVoteRequest, OnVoteResponse,                *)
+(* OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse ~ the handlers      *)
+(* _on_vote_request, ... of raft.py (HandleX(n): node n takes one such     *)
+(* message); Crash ~ raft.restart; ClientAppend ~ an Append to the leader. *)
+(* Timers and resends are not modelled: a node may send whenever its role  *)
+(* allows, and the leader's check quorum and resignation are left out. A   *)
+(* response counts only as the answer to the request the node has          *)
+(* outstanding: a Vote response while the node is a Candidate of the epoch *)
+(* it asked in, a Fetch response at the position it echoes (these stand    *)
+(* for Kafka's correlation ids). Logs hold each entry's epoch only.        *)
+(***************************************************************************)
+EXTENDS Integers, Sequences, FiniteSets
+
+CONSTANTS Voters,     \* the static voter set
+          Observers,  \* replicas that fetch but never vote or campaign
+          MaxEpoch,   \* elections stop at this epoch
+          MaxLogLen,  \* appends stop at this log length
+          MaxMsgs,    \* no node sends while MaxMsgs messages are in flight (a duplicate may exceed it)
+          MaxFaults,  \* bound on the crashes, losses and duplications in a behaviour
+          MaxTimeouts \* bound on the election timeouts in a behaviour
+
+Nodes == Voters \cup Observers
+NoNode == -1
+NoOffsets == [v \in Voters |-> -1]
+Majority == Cardinality(Voters) \div 2 + 1
+
+VARIABLES role,      \* Unattached, Candidate, Leader, Follower or Resigned
+          epoch,     \* the node's epoch (quorum-state file)
+          leader,    \* the leader it knows in its epoch, itself when Leader or Resigned, else NoNode
+          voted,     \* its vote in its epoch (a Candidate votes for itself), else NoNode
+          granted,   \* a Candidate's granted votes
+          hw,        \* high watermark, -1 when unknown
+          log,       \* the epochs of its log entries (offset i is log[i+1])
+          flushed,   \* the flushed end offset: what survives a crash
+          endOff,    \* a Leader's view of each voter's end offset (-1 unknown); NoOffsets otherwise
+          msgs,      \* messages in flight: a bag, each message to its number of copies
+          committed, \* history: the longest prefix any leader's high watermark covered
+          faults,    \* crashes, losses and duplications so far
+          timeouts   \* election timeouts so far
+
+vars == <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, msgs, committed, faults, timeouts>>
+
+----------------------------------------------------------------------------
+Max(a, b) == IF a > b THEN a ELSE b
+Min(a, b) == IF a < b THEN a ELSE b
+Prefix(l, n) == SubSeq(l, 1, n)
+LastEpoch(l) == IF l = <<>> THEN 0 ELSE l[Len(l)]
+EntriesUpTo(l, e) == Cardinality({i \in DOMAIN l : l[i] <= e})
+
+(* §3.7 endOffsetForEpoch: (largest epoch <= e, start of the next epoch or LEO); (0, LEO) when empty. *)
+EndOffsetForEpoch(l, e) ==
+    IF l = <<>> THEN <<0, 0>>
+    ELSE IF e < l[1] THEN <<e, 0>>
+    ELSE <<l[EntriesUpTo(l, e)], EntriesUpTo(l, e)>>
+
+(* §3.4 step 7: (last epoch, end offset) compared epoch first. *)
+UpToDate(lastEpoch, lastOffset, l) ==
+    \/ lastEpoch > LastEpoch(l)
+    \/ lastEpoch = LastEpoch(l) /\ lastOffset >= Len(l)
+
+(* §3.6: the end offset a majority of voters reached, adopted only past the epoch start offset. *)
+HwCandidate(offsets) ==
+    CHOOSE x \in {offsets[v] : v \in Voters} :
+        /\ Cardinality({v \in Voters : offsets[v] >= x}) >= Majority
+        /\ \A v \in Voters : Cardinality({w \in Voters : offsets[w] >= offsets[v]}) >= Majority => offsets[v] <= x
+NextHw(current, offsets, epochStart) ==
+    IF HwCandidate(offsets) > epochStart /\ HwCandidate(offsets) > current THEN HwCandidate(offsets) ELSE current
+
+(* The HW a state change carries over: a Resigned leader has none. *)
+CarriedHw(n) == IF role[n] = "Resigned" THEN -1 ELSE hw[n]
+
+BagAdd(b, m) == [x \in DOMAIN b \cup {m} |-> IF x = m THEN (IF m \in DOMAIN b THEN b[m] + 1 ELSE 1) ELSE b[x]]
+BagRemove(b, m) == IF b[m] = 1 THEN [x \in DOMAIN b \ {m} |-> b[x]] ELSE [b EXCEPT ![m] = @ - 1]
+InFlight(b) == Cardinality(UNION {{<<x, i>> : i \in 1..b[x]} : x \in DOMAIN b})
+
+Send(m) ==
+    /\ InFlight(msgs) < MaxMsgs
+    /\ msgs' = BagAdd(msgs, m)
+
+(* Delivering request m consumes it and puts its response r in flight. *)
+Reply(m, r) == msgs' = BagAdd(BagRemove(msgs, m), r)
+Consume(m) == msgs' = BagRemove(msgs, m)
+
+(* Move node n to a role that is not Leader. *)
+Become(n, r, e, l, v, g, h) ==
+    /\ role' = [role EXCEPT ![n] = r]
+    /\ epoch' = [epoch EXCEPT ![n] = e]
+    /\ leader' = [leader EXCEPT ![n] = l]
+    /\ voted' = [voted EXCEPT ![n] = v]
+    /\ granted' = [granted EXCEPT ![n] = g]
+    /\ hw' = [hw EXCEPT ![n] = h]
+    /\ endOff' = [endOff EXCEPT ![n] = NoOffsets]
+
+Unchanged(n) == UNCHANGED <<role, epoch, leader, voted, granted, hw, endOff>>
+
+(* §3.8 maybeTransition: a newer epoch moves to its leader (or Unattached); the same epoch only learns an *)
+(* unknown leader. The vote is kept within the epoch.                                                   *)
+MaybeTransition(n, e, l) ==
+    IF e > epoch[n]
+    THEN IF l # NoNode THEN Become(n, "Follower", e, l, NoNode, {}, CarriedHw(n))
+         ELSE Become(n, "Unattached", e, NoNode, NoNode, {}, CarriedHw(n))
+    ELSE IF l # NoNode /\ leader[n] = NoNode THEN Become(n, "Follower", e, l, voted[n], {}, CarriedHw(n))
+    ELSE Unchanged(n)
+
+Commit(h, l) == committed' = IF h > Len(committed) THEN Prefix(l, h) ELSE committed
+
+Init ==
+    /\ role = [n \in Nodes |-> "Unattached"]
+    /\ epoch = [n \in Nodes |-> 0]
+    /\ leader = [n \in Nodes |-> NoNode]
+    /\ voted = [n \in Nodes |-> NoNode]
+    /\ granted = [n \in Nodes |-> {}]
+    /\ hw = [n \in Nodes |-> -1]
+    /\ log = [n \in Nodes |-> <<>>]
+    /\ flushed = [n \in Nodes |-> 0]
+    /\ endOff = [n \in Nodes |-> NoOffsets]
+    /\ msgs = <<>>
+    /\ committed = <<>>
+    /\ faults = 0
+    /\ timeouts = 0
+
+----------------------------------------------------------------------------
+(* §3.2, §3.5: a voter's election timer makes it a Candidate of the next epoch voting for itself;     *)
+(* observers never campaign. A Resigned leader's timer moves it to Unattached in the next epoch.      *)
+Timeout(n) ==
+    /\ epoch[n] < MaxEpoch
+    /\ timeouts < MaxTimeouts
+    /\ timeouts' = timeouts + 1
+    /\ \/ /\ role[n] \in {"Unattached", "Follower", "Candidate"}
+          /\ n \in Voters
+          /\ Len(log[n]) < MaxLogLen
+          /\ Become(n, "Candidate", epoch[n] + 1, NoNode, n, {n}, hw[n])
+       \/ /\ role[n] = "Resigned"
+          /\ Become(n, "Unattached", epoch[n] + 1, NoNode, NoNode, {}, -1)
+    /\ UNCHANGED <<log, flushed, msgs, committed, faults>>
+
+(* §3.5: a Candidate asks a voter that has not granted yet, with its (last epoch, end offset). *)
+RequestVote(n, v) ==
+    /\ role[n] = "Candidate"
+    /\ v \in Voters \ granted[n]
+    /\ Send([type |-> "VoteReq", src |-> n, dst |-> v, epoch |-> epoch[n],
+             lastEpoch |-> LastEpoch(log[n]), lastOffset |-> Len(log[n])])
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>
+
+(* §3.4: an older epoch is refused; a newer one makes the receiver Unattached first. Only an Unattached *)
+(* node grants: its stored vote decides, else a known leader refuses, else the log comparison.        *)
+OnVoteRequest(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "VoteReq" /\ m.dst = n
+    /\ LET newer == m.epoch > epoch[n]
+           e == Max(m.epoch, epoch[n])
+           r == IF newer THEN "Unattached" ELSE role[n]
+           l == IF newer THEN NoNode ELSE leader[n]
+           v == IF newer THEN NoNode ELSE voted[n]
+           grant == /\ m.epoch >= epoch[n]
+                    /\ r = "Unattached"
+                    /\ IF v # NoNode THEN v = m.src ELSE l = NoNode /\ UpToDate(m.lastEpoch, m.lastOffset, log[n])
+       IN /\ Reply(m, [type |-> "VoteResp", src |-> n, dst |-> m.src, reqEpoch |-> m.epoch, epoch |-> e, leader |-> l,
+                      granted |-> grant])
+          /\ IF newer \/ (grant /\ v = NoNode)
+             THEN Become(n, r, e, l, IF grant THEN m.src ELSE v, {}, IF newer THEN CarriedHw(n) ELSE hw[n])
+             ELSE Unchanged(n)
+    /\ UNCHANGED <<log, flushed, committed, faults, timeouts>>
+
+(* §3.6: the new leader's epoch starts at its LEO with a LeaderChange record, flushed at once; it has *)
+(* no high watermark yet.                                                                            *)
+BecomeLeader(n) ==
+    LET newLog == Append(log[n], epoch[n])
+        offsets == [NoOffsets EXCEPT ![n] = Len(newLog)]
+    IN /\ role' = [role EXCEPT ![n] = "Leader"]
+       /\ leader' = [leader EXCEPT ![n] = n]
+       /\ voted' = [voted EXCEPT ![n] = NoNode]
+       /\ granted' = [granted EXCEPT ![n] = {}]
+       /\ log' = [log EXCEPT ![n] = newLog]
+       /\ flushed' = [flushed EXCEPT ![n] = Len(newLog)]
+       /\ endOff' = [endOff EXCEPT ![n] = offsets]
+       /\ hw' = [hw EXCEPT ![n] = NextHw(-1, offsets, Len(log[n]))]
+       /\ UNCHANGED epoch
+
+(* §3.5, §3.8: only the answer to a request of the node's current candidacy counts; a newer epoch or a *)
+(* known leader moves the node; a Candidate counts granted votes and becomes Leader with a majority.     *)
+OnVoteResponse(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "VoteResp" /\ m.dst = n
+    /\ IF role[n] # "Candidate" \/ m.reqEpoch # epoch[n] \/ (m.epoch = epoch[n] /\ m.leader = NoNode /\ ~m.granted)
+       THEN UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff>>
+       ELSE IF m.epoch > epoch[n] \/ m.leader # NoNode
+       THEN MaybeTransition(n, m.epoch, m.leader) /\ UNCHANGED <<log, flushed>>
+       ELSE IF Cardinality(granted[n] \cup {m.src}) >= Majority
+       THEN BecomeLeader(n)
+       ELSE /\ granted' = [granted EXCEPT ![n] = granted[n] \cup {m.src}]
+            /\ UNCHANGED <<role, epoch, leader, voted, hw, log, flushed, endOff>>
+    /\ Consume(m)
+    /\ UNCHANGED <<committed, faults, timeouts>>
+
+(* §3.9: the leader announces its epoch to a voter. *)
+SendBeginQuorumEpoch(n, v) ==
+    /\ role[n] = "Leader"
+    /\ v \in Voters \ {n}
+    /\ Send([type |-> "BeginEpoch", src |-> n, dst |-> v, epoch |-> epoch[n]])
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>
+
+(* §3.9: an older epoch is refused; otherwise the receiver follows the sender (its answer is not modelled). *)
+OnBeginQuorumEpoch(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "BeginEpoch" /\ m.dst = n
+    /\ IF m.epoch < epoch[n] THEN Unchanged(n) ELSE MaybeTransition(n, m.epoch, m.src)
+    /\ Consume(m)
+    /\ UNCHANGED <<log, flushed, committed, faults, timeouts>>
+
+(* §3.7: a follower fetches from its leader; an observer without a leader fetches from any voter. *)
+SendFetch(n, t) ==
+    /\ \/ role[n] = "Follower" /\ t = leader[n]
+       \/ n \in Observers /\ role[n] = "Unattached" /\ t \in Voters
+    /\ Send([type |-> "FetchReq", src |-> n, dst |-> t, epoch |-> epoch[n],
+             offset |-> Len(log[n]), lastEpoch |-> LastEpoch(log[n])])
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>
+
+FetchResponse(n, m, error, h, div, entries) ==
+    [type |-> "FetchResp", src |-> n, dst |-> m.src, epoch |-> epoch[n], leader |-> leader[n], error |-> error,
+     hw |-> h, diverging |-> div, entries |-> entries, offset |-> m.offset, lastEpoch |-> m.lastEpoch]
+
+(* §3.7: epoch validation, then a DivergingEpoch from the epoch cache, else the records from the fetch *)
+(* offset; a voter's fetch offset is its end offset and may move the high watermark (§3.6).           *)
+OnFetchRequest(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "FetchReq" /\ m.dst = n
+    /\ LET error == IF m.epoch < epoch[n] THEN "FENCED_LEADER_EPOCH"
+                    ELSE IF m.epoch > epoch[n] THEN "UNKNOWN_LEADER_EPOCH"
+                    ELSE IF role[n] # "Leader" THEN "NOT_LEADER_OR_FOLLOWER" ELSE "NONE"
+           end == EndOffsetForEpoch(log[n], m.lastEpoch)
+           diverging == m.offset # 0 /\ (end[1] # m.lastEpoch \/ end[2] < m.offset)
+           offsets == IF m.src \in Voters THEN [endOff[n] EXCEPT ![m.src] = m.offset] ELSE endOff[n]
+           newHw == NextHw(hw[n], offsets, EntriesUpTo(log[n], epoch[n] - 1))
+       IN IF error # "NONE"
+          THEN /\ Reply(m, FetchResponse(n, m, error, -1, <<-1, -1>>, <<>>))
+               /\ UNCHANGED <<endOff, hw, committed>>
+          ELSE IF diverging
+          THEN /\ Reply(m, FetchResponse(n, m, error, hw[n], end, <<>>))
+               /\ UNCHANGED <<endOff, hw, committed>>
+          ELSE /\ Reply(m, FetchResponse(n, m, error, newHw, <<-1, -1>>, SubSeq(log[n], m.offset + 1, Len(log[n]))))
+               /\ endOff' = [endOff EXCEPT ![n] = offsets]
+               /\ hw' = [hw EXCEPT ![n] = newHw]
+               /\ Commit(newHw, log[n])
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, log, flushed, faults, timeouts>>
+
+(* §3.7 truncateToEndOffset: where a follower cuts its log for a DivergingEpoch (epoch, end offset). *)
+TruncationOffset(l, div) ==
+    LET local == EndOffsetForEpoch(l, div[1])
+    IN IF div[1] = 0 THEN Min(div[2], Len(l))
+       ELSE IF local[1] = div[1] THEN Min(local[2], div[2]) ELSE local[2]
+
+(* §3.7: the follower truncates on a diverging epoch, else appends (a voter flushes) and takes      *)
+(* min(LEO, leader HW).                                                                              *)
+FollowerFetched(n, m) ==
+    LET newLog == IF m.diverging[1] >= 0 THEN Prefix(log[n], TruncationOffset(log[n], m.diverging))
+                  ELSE log[n] \o m.entries
+    IN /\ log' = [log EXCEPT ![n] = newLog]
+       /\ flushed' = [flushed EXCEPT ![n] = IF n \in Voters THEN Len(newLog) ELSE Min(flushed[n], Len(newLog))]
+       /\ hw' = [hw EXCEPT ![n] = IF m.diverging[1] < 0 /\ m.hw >= 0 THEN Min(Len(newLog), m.hw) ELSE hw[n]]
+
+(* §3.7, §3.8: only the answer to the node's current position counts; an older or unknown epoch is    *)
+(* ignored, a newer epoch or a fencing error moves the node; a valid answer is applied by the follower *)
+(* (after learning the leader if it knew none).                                                       *)
+OnFetchResponse(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "FetchResp" /\ m.dst = n
+    /\ IF m.offset # Len(log[n]) \/ m.lastEpoch # LastEpoch(log[n]) \/ m.epoch < epoch[n]
+          \/ m.error = "UNKNOWN_LEADER_EPOCH"
+       THEN UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff>>
+       ELSE IF m.epoch > epoch[n] \/ m.error \in {"FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER"}
+       THEN MaybeTransition(n, m.epoch, m.leader) /\ UNCHANGED <<log, flushed>>
+       ELSE /\ role' = [role EXCEPT ![n] = "Follower"]
+            /\ leader' = [leader EXCEPT ![n] = IF leader[n] = NoNode THEN m.leader ELSE leader[n]]
+            /\ FollowerFetched(n, m)
+            /\ UNCHANGED <<epoch, voted, granted, endOff>>
+    /\ Consume(m)
+    /\ UNCHANGED <<committed, faults, timeouts>>
+
+(* A client record appended by the leader and flushed at once; its own end offset may move the HW. *)
+ClientAppend(n) ==
+    /\ role[n] = "Leader"
+    /\ Len(log[n]) < MaxLogLen
+    /\ LET newLog == Append(log[n], epoch[n])
+           offsets == [endOff[n] EXCEPT ![n] = Len(newLog)]
+           newHw == NextHw(hw[n], offsets, EntriesUpTo(log[n], epoch[n] - 1))
+       IN /\ log' = [log EXCEPT ![n] = newLog]
+          /\ flushed' = [flushed EXCEPT ![n] = Len(newLog)]
+          /\ endOff' = [endOff EXCEPT ![n] = offsets]
+          /\ hw' = [hw EXCEPT ![n] = newHw]
+          /\ Commit(newHw, newLog)
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, msgs, faults, timeouts>>
+
+(* §3.2 QuorumState.initialize after a crash: unflushed entries and soft state are lost; a leader restarts *)
+(* Resigned, a node that voted for itself Candidate, a node with a known leader Follower.               *)
+Crash(n) ==
+    /\ faults < MaxFaults
+    /\ faults' = faults + 1
+    /\ log' = [log EXCEPT ![n] = Prefix(log[n], flushed[n])]
+    /\ IF leader[n] = n THEN Become(n, "Resigned", epoch[n], n, NoNode, {}, -1)
+       ELSE IF voted[n] = n THEN Become(n, "Candidate", epoch[n], NoNode, n, {n}, -1)
+       ELSE IF leader[n] # NoNode THEN Become(n, "Follower", epoch[n], leader[n], voted[n], {}, -1)
+       ELSE Become(n, "Unattached", epoch[n], NoNode, voted[n], {}, -1)
+    /\ UNCHANGED <<flushed, msgs, committed, timeouts>>
+
+(* The network loses a message, or delivers it twice. *)
+LoseMessage(m) ==
+    /\ m \in DOMAIN msgs
+    /\ faults < MaxFaults
+    /\ faults' = faults + 1
+    /\ Consume(m)
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, timeouts>>
+
+DuplicateMessage(m) ==
+    /\ m \in DOMAIN msgs
+    /\ faults < MaxFaults
+    /\ faults' = faults + 1
+    /\ msgs' = BagAdd(msgs, m)
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, timeouts>>
+
+(* Message actions name the receiving node; the message is chosen inside (TLC labels each edge with the *)
+(* action's name only when its parameters range over constant sets).                                  *)
+HandleVoteRequest(n) == \E m \in DOMAIN msgs : OnVoteRequest(n, m)
+HandleVoteResponse(n) == \E m \in DOMAIN msgs : OnVoteResponse(n, m)
+HandleBeginQuorumEpoch(n) == \E m \in DOMAIN msgs : OnBeginQuorumEpoch(n, m)
+HandleFetchRequest(n) == \E m \in DOMAIN msgs : OnFetchRequest(n, m)
+HandleFetchResponse(n) == \E m \in DOMAIN msgs : OnFetchResponse(n, m)
+Drop == \E m \in DOMAIN msgs : LoseMessage(m)
+Duplicate == \E m \in DOMAIN msgs : DuplicateMessage(m)
+
+Next ==
+    \/ \E n \in Nodes : Timeout(n) \/ ClientAppend(n) \/ Crash(n)
+    \/ \E n \in Nodes, v \in Voters : RequestVote(n, v) \/ SendBeginQuorumEpoch(n, v) \/ SendFetch(n, v)
+    \/ \E n \in Nodes : HandleVoteRequest(n) \/ HandleVoteResponse(n) \/ HandleBeginQuorumEpoch(n)
+                        \/ HandleFetchRequest(n) \/ HandleFetchResponse(n)
+    \/ Drop
+    \/ Duplicate
+
+Spec == Init /\ [][Next]_vars
+
+----------------------------------------------------------------------------
+TypeOK ==
+    /\ \A n \in Nodes :
+        /\ role[n] \in {"Unattached", "Candidate", "Leader", "Follower", "Resigned"}
+        /\ epoch[n] \in 0..MaxEpoch
+        /\ Len(log[n]) <= MaxLogLen /\ flushed[n] \in 0..Len(log[n])
+        /\ hw[n] \in -1..Len(log[n])
+    /\ InFlight(msgs) <= MaxMsgs + MaxFaults
+
+(* §3.5: at most one leader per epoch (a Resigned leader still leads its epoch). *)
+OneLeaderPerEpoch ==
+    \A a, b \in Nodes : role[a] \in {"Leader", "Resigned"} /\ role[b] \in {"Leader", "Resigned"}
+                        /\ epoch[a] = epoch[b] => a = b
+
+(* Log matching: the same epoch at the same offset means identical prefixes. *)
+LogMatching ==
+    \A a, b \in Nodes : \A i \in 1..Min(Len(log[a]), Len(log[b])) :
+        log[a][i] = log[b][i] => Prefix(log[a], i) = Prefix(log[b], i)
+
+(* §3.6: a high watermark never exceeds what a majority of voters hold. *)
+HwOnMajority ==
+    \A n \in Nodes : hw[n] >= 0 =>
+        Cardinality({v \in Voters : Len(log[v]) >= hw[n] /\ Prefix(log[v], hw[n]) = Prefix(log[n], hw[n])}) >= Majority
+
+(* Leader completeness: a leader of a later epoch than a node's holds that node's committed prefix. *)
+LeaderCompleteness ==
+    \A l, n \in Nodes : role[l] = "Leader" /\ epoch[n] < epoch[l] /\ hw[n] > 0 =>
+        Len(log[l]) >= hw[n] /\ Prefix(log[l], hw[n]) = Prefix(log[n], hw[n])
+
+(* Committed records are never lost: a majority of voters keep them flushed. *)
+CommittedNeverLost ==
+    Cardinality({v \in Voters : flushed[v] >= Len(committed) /\ Prefix(log[v], Len(committed)) = committed}) >= Majority
+
+(* §3.6: a known high watermark never decreases (a restart forgets it). *)
+HwNeverDecreases == [][\A n \in Nodes : hw[n] >= 0 /\ hw'[n] >= 0 => hw'[n] >= hw[n]]_vars
+=============================================================================

@@ -1,0 +1,277 @@
+"""The KRaft quorum explored under ``KRaftQuorum.cfg``'s bounds, in the spec's vocabulary.
+
+Each node is a ``raft.RaftNode`` and every spec action calls the reference: ``Timeout`` ~ ``raft._to_prospective``
+then ``raft._to_candidate`` (a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
+``HandleVoteResponse`` / ``HandleBeginQuorumEpoch`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
+handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._on_append``, ``Crash`` ~ ``raft.restart``; the
+send actions build their request with ``raft._vote_request`` / ``raft._fetch_request``.
+
+What the spec abstracts, and how this projection follows it:
+
+* Timers: every call runs at time 0 with jitter 0 and skips the poll ``raft.step`` runs after each input (the
+  poll's timeouts and sends are the spec's ``Timeout`` and send actions), so deadlines never differ; Fetch
+  requests carry maxWaitMs 0 (nothing is parked).
+* Correlation ids: a response taken from the bag is handed to the handler as the answer to the request the node
+  has outstanding (its in-flight entry is set just before, and is empty again after). The spec takes a Vote
+  response only while the node is a Candidate of the epoch the request was sent in, and a Fetch response only
+  at the position (offset, last fetched epoch) it answers; other responses are discarded, as Kafka drops them.
+* Messages in the bag hold the spec's fields only; log entries travel as their epochs (their records are not
+  carried, as the spec's logs hold epochs only); BeginQuorumEpoch responses are not modelled.
+* Hidden reference state (timers, replica fetch times, acknowledgements, rejected votes, record values) is
+  not projected: it does not decide any modelled step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
+
+from kraftspec.reference import raft
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_log import LogEntry
+from kraftspec.reference.raft_messages import (
+    Append,
+    BeginQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    VoteRequest,
+    VoteResponse,
+)
+from kraftspec.reference.raft_state import (
+    Candidate,
+    IllegalTransition,
+    Leader,
+    QuorumConfig,
+    evolve,
+    leader_of,
+    voted_key_of,
+)
+from kraftspec.spec.agree import AgreementModel, Step
+from kraftspec.spec.tla_values import Fn, TlaValue, fn, record
+
+NOW = 0
+JITTER = 0
+CORRELATION_ID = 1
+CONFIG = QuorumConfig(fetch_max_wait_ms=0)
+DATA = "client-record"
+NO_NODE = -1
+
+Message = Any  # a spec message: a TLA+ record (``Fn``)
+
+
+@dataclass(frozen=True)
+class ExploredState:
+    """The nodes (by id, ascending), the bag of spec messages and the spec's history and bound counters."""
+
+    nodes: tuple[raft.RaftNode, ...]
+    msgs: FrozenMap[Message, int]
+    committed: tuple[int, ...] = ()
+    faults: int = 0
+    timeouts: int = 0
+
+
+def _bounds(constants: Mapping[str, TlaValue]) -> dict[str, int]:
+    return {k: int(constants[k]) for k in ("MaxEpoch", "MaxLogLen", "MaxMsgs", "MaxFaults", "MaxTimeouts")}
+
+
+def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
+    """``Init``: every node fresh (no quorum-state file, empty log), Unattached in epoch 0."""
+    voters = frozenset(constants["Voters"])
+    endpoints = FrozenMap({v: (f"CONTROLLER://controller{v}:9093",) for v in voters})
+    ids = sorted(voters | frozenset(constants["Observers"]))
+    yield ExploredState(tuple(raft.new_node(n, voters, endpoints, CONFIG, now=NOW, jitter=JITTER) for n in ids),
+                        FrozenMap())
+
+
+def _in_flight(msgs: FrozenMap[Message, int]) -> int:
+    return sum(msgs.values())
+
+
+def _add(msgs: FrozenMap[Message, int], m: Message) -> FrozenMap[Message, int]:
+    return msgs.set(m, msgs.get(m, 0) + 1)
+
+
+def _remove(msgs: FrozenMap[Message, int], m: Message) -> FrozenMap[Message, int]:
+    return msgs.remove(m) if msgs[m] == 1 else msgs.set(m, msgs[m] - 1)
+
+
+def _call(handler: Callable[..., raft.RaftNode], node: raft.RaftNode, message: Any) -> tuple[raft.RaftNode, list[Any]]:
+    """One handler of ``raft.py`` at time 0, without the poll; the node keeps no in-flight entry."""
+    out: list[Any] = []
+    node = handler(node, message, NOW, JITTER, out)
+    if node.inflight:
+        node = evolve(node, inflight=FrozenMap())
+    return node, out
+
+
+def _answering(node: raft.RaftNode, source: int) -> raft.RaftNode:
+    """The node with a request outstanding to ``source`` whose correlation id the response will carry."""
+    return evolve(node, inflight=FrozenMap({source: (CORRELATION_ID, NOW)}))
+
+
+def _epochs(entries: Any) -> tuple[int, ...]:
+    return tuple(e.epoch for e in entries)
+
+
+def _committed(state: ExploredState, node: raft.RaftNode) -> tuple[int, ...]:
+    """The spec's history variable: the leader's HW prefix when it is longer than what was committed."""
+    hw = node.state.high_watermark
+    return _epochs(node.log.entries[:hw]) if hw > len(state.committed) else state.committed
+
+
+def _with(state: ExploredState, index: int, node: raft.RaftNode, **changes: Any) -> ExploredState:
+    nodes = state.nodes[:index] + (node,) + state.nodes[index + 1:]
+    return ExploredState(nodes, changes.get("msgs", state.msgs), changes.get("committed", state.committed),
+                         changes.get("faults", state.faults), changes.get("timeouts", state.timeouts))
+
+
+def _timeout(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
+    """The election timer: a Resigned node moves to the next epoch; others campaign if the reference lets them."""
+    out: list[Any] = []
+    if node.state.role == "Resigned":
+        return raft._to_unattached(node, node.state.epoch + 1, NOW, JITTER, out)
+    if node.log.end_offset >= max_log_len:
+        return None
+    try:
+        prospective = raft._to_prospective(node, NOW, JITTER, out)
+    except IllegalTransition:
+        return None
+    return raft._to_candidate(prospective, NOW, JITTER, out)
+
+
+def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Iterator[Step[ExploredState]]:
+    node = state.nodes[index]
+    n, role = node.local_id, node.state.role
+    if node.state.epoch < bounds["MaxEpoch"] and state.timeouts < bounds["MaxTimeouts"]:
+        after = _timeout(node, bounds["MaxLogLen"])
+        if after is not None:
+            yield Step("Timeout", f"timeout(node {n})", _with(state, index, after, timeouts=state.timeouts + 1))
+    if role == "Leader" and node.log.end_offset < bounds["MaxLogLen"]:
+        after, _ = _call(raft._on_append, node, Append((DATA,)))
+        yield Step("ClientAppend", f"step(node {n}, Append)",
+                   _with(state, index, after, committed=_committed(state, after)))
+    if state.faults < bounds["MaxFaults"]:
+        yield Step("Crash", f"restart(node {n})", _with(state, index, raft.restart(node, NOW, JITTER),
+                                                         faults=state.faults + 1))
+    if _in_flight(state.msgs) >= bounds["MaxMsgs"]:
+        return
+    for v in sorted(node.voters):
+        sends = []
+        if role == "Candidate" and v not in node.state.granted:
+            req = raft._vote_request(node, False)
+            sends.append(("RequestVote", record(type="VoteReq", src=n, dst=v, epoch=req.replica_epoch,
+                                                lastEpoch=req.last_offset_epoch, lastOffset=req.last_offset)))
+        if role == "Leader" and v != n:
+            sends.append(("SendBeginQuorumEpoch", record(type="BeginEpoch", src=n, dst=v, epoch=node.state.epoch)))
+        if (role == "Follower" and v == node.state.leader_id) or (not node.is_voter and role == "Unattached"):
+            req = raft._fetch_request(node)
+            sends.append(("SendFetch", record(type="FetchReq", src=n, dst=v, epoch=req.current_leader_epoch,
+                                              offset=req.fetch_offset, lastEpoch=req.last_fetched_epoch)))
+        for action, m in sends:
+            yield Step(action, f"node {n} sends {action} to {v}", _with(state, index, node, msgs=_add(state.msgs, m)))
+
+
+def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
+    """Node ``index`` takes message ``m`` off the network and handles it."""
+    node = state.nodes[index]
+    msgs = _remove(state.msgs, m)
+    kind, src = m["type"], m["src"]
+    if kind == "VoteReq":
+        after, out = _call(raft._on_vote_request, node,
+                           VoteRequest(src, m["epoch"], m["lastEpoch"], m["lastOffset"], False))
+        resp = out[0].message
+        reply = record(type="VoteResp", src=node.local_id, dst=src, reqEpoch=m["epoch"], epoch=resp.leader_epoch,
+                       leader=resp.leader_id, granted=resp.vote_granted)
+        return _with(state, index, after, msgs=_add(msgs, reply))
+    if kind == "VoteResp":
+        if not (isinstance(node.state, Candidate) and node.state.epoch == m["reqEpoch"]):
+            return _with(state, index, node, msgs=msgs)
+        after, _ = _call(raft._on_vote_response, _answering(node, src),
+                         VoteResponse(src, Errors.NONE, Errors.NONE, m["epoch"], m["leader"], m["granted"], (),
+                                      CORRELATION_ID))
+        return _with(state, index, after, msgs=msgs)
+    if kind == "BeginEpoch":
+        after, _ = _call(raft._on_begin_quorum_epoch, node, BeginQuorumEpochRequest(src, m["epoch"]))
+        return _with(state, index, after, msgs=msgs)
+    if kind == "FetchReq":
+        after, out = _call(raft._on_fetch_request, node,
+                           FetchRequest(src, m["epoch"], m["offset"], m["lastEpoch"], 0, -1))
+        (send,) = out
+        resp = send.message
+        reply = record(type="FetchResp", src=node.local_id, dst=src, epoch=resp.leader_epoch, leader=resp.leader_id,
+                       error=resp.partition_error.name, hw=resp.high_watermark, diverging=resp.diverging_epoch,
+                       entries=_epochs(resp.records), offset=m["offset"], lastEpoch=m["lastEpoch"])
+        committed = _committed(state, after) if isinstance(after.state, Leader) else state.committed
+        return _with(state, index, after, msgs=_add(msgs, reply), committed=committed)
+    if (m["offset"], m["lastEpoch"]) != (node.log.end_offset, node.log.last_fetched_epoch):
+        return _with(state, index, node, msgs=msgs)
+    response = FetchResponse(src, Errors.NONE, Errors[m["error"]], m["epoch"], m["leader"], (), m["hw"], 0,
+                             m["diverging"], tuple(LogEntry(e) for e in m["entries"]), CORRELATION_ID)
+    after, _ = _call(raft._on_fetch_response, _answering(node, src), response)
+    return _with(state, index, after, msgs=msgs)
+
+
+_HANDLE = {"VoteReq": "HandleVoteRequest", "VoteResp": "HandleVoteResponse", "BeginEpoch": "HandleBeginQuorumEpoch",
+           "FetchReq": "HandleFetchRequest", "FetchResp": "HandleFetchResponse"}
+
+
+def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    """Every action of the spec's ``Next`` with every parameter choice, as reference calls."""
+    bounds = _bounds(constants)
+    for index in range(len(state.nodes)):
+        yield from _node_moves(state, index, bounds)
+    for m in sorted(state.msgs, key=repr):
+        index = [node.local_id for node in state.nodes].index(m["dst"])
+        yield Step(_HANDLE[m["type"]], f"node {m['dst']} handles {dict(m)}", _deliver(state, index, m))
+        if state.faults < bounds["MaxFaults"]:
+            yield Step("Drop", f"lose {dict(m)}", ExploredState(state.nodes, _remove(state.msgs, m), state.committed,
+                                                                 state.faults + 1, state.timeouts))
+            yield Step("Duplicate", f"duplicate {dict(m)}", ExploredState(state.nodes, _add(state.msgs, m),
+                                                                          state.committed, state.faults + 1,
+                                                                          state.timeouts))
+
+
+def _end_offsets(node: raft.RaftNode) -> tuple[int, ...]:
+    voters = sorted(node.voters)
+    if isinstance(node.state, Leader):
+        return tuple(node.state.voter_states[v].end_offset for v in voters)
+    return tuple(-1 for _ in voters)
+
+
+def project(state: ExploredState) -> dict[str, TlaValue]:
+    """The spec's variables, each a function of the node id (``role``, ``epoch``, ... ``endOff``), then ``msgs``."""
+    nodes = state.nodes
+
+    def per_node(value: Callable[[raft.RaftNode], TlaValue]) -> TlaValue:
+        return fn({node.local_id: value(node) for node in nodes})
+
+    def vote(node: raft.RaftNode) -> int:
+        key = voted_key_of(node.state, node.local_id)
+        return NO_NODE if key is None else key.id
+
+    return {
+        "role": per_node(lambda node: node.state.role),
+        "epoch": per_node(lambda node: node.state.epoch),
+        "leader": per_node(lambda node: leader_of(node.state)),
+        "voted": per_node(vote),
+        "granted": per_node(lambda node: frozenset(node.state.granted) if isinstance(node.state, Candidate)
+                            else frozenset()),
+        "hw": per_node(lambda node: getattr(node.state, "high_watermark", -1)),
+        "log": per_node(lambda node: _epochs(node.log.entries)),
+        "flushed": per_node(lambda node: node.log.flushed_end_offset),
+        "endOff": per_node(_end_offsets),
+        "msgs": Fn(dict(state.msgs)) if state.msgs else (),
+        "committed": state.committed,
+        "faults": state.faults,
+        "timeouts": state.timeouts,
+    }
+
+
+MODEL: AgreementModel[ExploredState] = AgreementModel(
+    component="raft",
+    spec_module="KRaftQuorum",
+    initial_states=initial_states,
+    successors=successors,
+    project=project,
+)

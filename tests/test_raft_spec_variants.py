@@ -1,0 +1,62 @@
+"""The KRaftQuorum spec's invariants and property have teeth: a wrong variant of the spec violates each one.
+
+Each case rewrites lines of ``spec/KRaftQuorum.tla`` into a temporary copy, checks only the named invariant or
+property (some with a second election or longer logs than the bundled bounds) and expects TLC to report it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kraftspec.spec.agree import SPEC_DIR
+from kraftspec.spec.tlc import run_tlc
+
+TWO_ELECTIONS = {"MaxEpoch": 2, "MaxTimeouts": 2}
+VARIANTS = [
+    ("a voter forgets its vote within the epoch",
+     [("/\\ IF v # NoNode THEN v = m.src ELSE l = NoNode /\\ UpToDate(m.lastEpoch, m.lastOffset, log[n])",
+       "/\\ l = NoNode /\\ UpToDate(m.lastEpoch, m.lastOffset, log[n])")],
+     {"MaxTimeouts": 2}, "OneLeaderPerEpoch"),
+    ("the leader answers a diverging fetch with records",
+     [("          ELSE IF diverging\n", "          ELSE IF FALSE\n")],
+     {**TWO_ELECTIONS, "MaxLogLen": 2}, "LogMatching"),
+    ("a new leader takes its own end offset as the HW",
+     [("/\\ hw' = [hw EXCEPT ![n] = NextHw(-1, offsets, Len(log[n]))]", "/\\ hw' = [hw EXCEPT ![n] = Len(newLog)]")],
+     {}, "HwOnMajority"),
+    ("votes ignore the log",
+     [("ELSE l = NoNode /\\ UpToDate(m.lastEpoch, m.lastOffset, log[n])", "ELSE l = NoNode")],
+     TWO_ELECTIONS, "LeaderCompleteness"),
+    ("voters do not flush fetched records",
+     [("IF n \\in Voters THEN Len(newLog) ELSE Min(flushed[n], Len(newLog))", "Min(flushed[n], Len(newLog))")],
+     {}, "CommittedNeverLost"),
+    ("the leader adopts any majority offset, even a lower one",
+     [("IF HwCandidate(offsets) > epochStart /\\ HwCandidate(offsets) > current THEN", "IF TRUE THEN")],
+     {"MaxMsgs": 2}, "HwNeverDecreases"),
+]
+
+
+def _config(checked: str, overrides: dict[str, int]) -> str:
+    text = (SPEC_DIR / "KRaftQuorum.cfg").read_text()
+    for name, value in overrides.items():
+        text, count = re.subn(rf"^(\s*{name}) = \d+$", rf"\1 = {value}", text, flags=re.M)
+        assert count == 1, name
+    head = text[:text.index("INVARIANTS")]
+    section = "PROPERTIES" if checked == "HwNeverDecreases" else "INVARIANTS"
+    return f"{head}{section}\n    {checked}\n"
+
+
+@pytest.mark.parametrize("name,edits,overrides,violated", VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_wrong_spec_variant_is_caught(tmp_path: Path, name: str, edits: list[tuple[str, str]],
+                                      overrides: dict[str, int], violated: str) -> None:
+    source = (SPEC_DIR / "KRaftQuorum.tla").read_text()
+    for old, new in edits:
+        assert source.count(old) == 1, f"the spec no longer contains the line this variant rewrites: {old!r}"
+        source = source.replace(old, new)
+    (tmp_path / "KRaftQuorum.tla").write_text(source)
+    (tmp_path / "KRaftQuorum.cfg").write_text(_config(violated, overrides))
+    result = run_tlc(tmp_path / "KRaftQuorum.tla", tmp_path / "KRaftQuorum.cfg", timeout_s=600)
+    assert result.verdict in ("invariant_violated", "property_violated"), result.summary()
+    assert result.violated == violated, result.summary()
