@@ -7,7 +7,7 @@ import inspect
 from types import ModuleType
 from typing import Any, Callable, Optional
 
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 
@@ -39,11 +39,15 @@ def scenario_failures(module: ModuleType) -> list[str]:
 
 
 def model_failure(machine: type[RuleBasedStateMachine], *, max_examples: int = 300, steps: int = 50) -> Optional[str]:
-    """The model's failure message under a fixed seed (derandomized), or None if it found nothing."""
+    """The model's failure message under a fixed seed (derandomized), or None if it found nothing.
+
+    Seeing the mutant fail is enough here, so the first failure is reported unshrunk.
+    """
     try:
         run_state_machine_as_test(machine, settings=settings(max_examples=max_examples, stateful_step_count=steps,
                                                              derandomize=True, database=None, deadline=None,
-                                                             print_blob=False))
+                                                             print_blob=False, report_multiple_bugs=False,
+                                                             phases=(Phase.explicit, Phase.reuse, Phase.generate)))
     except Exception as exc:  # the model's invariant or rule assertion
         return f"{type(exc).__name__}: {exc}".splitlines()[0]
     return None
@@ -74,13 +78,14 @@ def agreement_difference(component: str) -> Optional[str]:
     return None if report.identical else report.summary()
 
 
-def layer_result(layer: str, component: str, scenarios: ModuleType, machine: type[RuleBasedStateMachine]) -> Optional[str]:
+def layer_result(layer: str, component: str, scenarios: ModuleType, machine: type[RuleBasedStateMachine], *,
+                 model_steps: int = 50) -> Optional[str]:
     """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
     if layer == "scenario":
         failed = scenario_failures(scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
     if layer == "model":
-        return model_failure(machine)
+        return model_failure(machine, steps=model_steps)
     if layer == "crosshair":
         refuted = crosshair_refutations(component)
         return refuted[0] if refuted else None

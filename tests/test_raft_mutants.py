@@ -15,6 +15,7 @@ from kraftspec.models.raft_mutants import MUTANTS
 from mutant_layers import layer_result
 
 CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
+MODEL_STEPS = 80  # an election, a second epoch and a vote on unequal logs need longer runs than 50 steps
 
 
 def test_mutant_names_are_unique_and_layers_known() -> None:
@@ -25,12 +26,12 @@ def test_mutant_names_are_unique_and_layers_known() -> None:
 
 def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
     for layer in ("scenario", "model", "crosshair", "agree"):
-        assert layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel) is None, layer
+        assert layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel, model_steps=MODEL_STEPS) is None, layer
 
 
 @pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
-        caught = layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel)
+        caught = layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel, model_steps=MODEL_STEPS)
     assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
     print(f"{mutant.name}: caught by {layer}: {caught}")
