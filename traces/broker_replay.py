@@ -188,36 +188,24 @@ def _scalar_matches(got: Any, want: Any) -> bool:
     return type(got) is type(want) and got == want
 
 
-def _brokers_match(state: broker.ClusterControl, want: Any) -> bool:
-    brokers = state.brokers
-    if type(want) is not dict or len(want) != len(brokers):
-        return False
-    for b, r in brokers.items():
-        w = want.get(_text(b))
-        if type(w) is not dict or len(w) != 4:
-            return False
-        epoch, incarnation = w.get("epoch", _MISSING), w.get("incarnation_id", _MISSING)
-        if (w.get("fenced", _MISSING) is not r.fenced
-                or w.get("in_controlled_shutdown", _MISSING) is not r.in_controlled_shutdown
-                or type(epoch) is not type(r.epoch) or epoch != r.epoch
-                or type(incarnation) is not type(r.incarnation_id) or incarnation != r.incarnation_id):
-            return False
-    return True
+def _field_matches(got: Any, want: Any) -> bool:
+    """A scalar of exactly the stated JSON type, or a tuple stated as a list of such scalars."""
+    if type(got) is tuple:
+        return type(want) is list and len(want) == len(got) and all(map(_scalar_matches, got, want))
+    return _scalar_matches(got, want)
 
 
-def _heartbeats_match(state: broker.ClusterControl, want: Any) -> bool:
-    heartbeats = state.heartbeats
-    if type(want) is not dict or len(want) != len(heartbeats):
+def _entries_match(entries: Mapping[Any, Any], want: Any, fields: tuple[str, ...]) -> bool:
+    """Every entry against the object stated for its key: exactly ``fields``, each of the exact type (true is not 1)."""
+    if type(want) is not dict or len(want) != len(entries):
         return False
-    for b, h in heartbeats.items():
-        w = want.get(_text(b))
-        if type(w) is not dict or len(w) != 3:
+    for key, entry in entries.items():
+        w = want.get(_text(key))
+        if type(w) is not dict or len(w) != len(fields):
             return False
-        offset, shutdown = w.get("metadata_offset", _MISSING), w.get("controlled_shutdown_offset", _MISSING)
-        if (w.get("fenced", _MISSING) is not h.fenced
-                or type(offset) is not type(h.metadata_offset) or offset != h.metadata_offset
-                or type(shutdown) is not type(h.controlled_shutdown_offset) or shutdown != h.controlled_shutdown_offset):
-            return False
+        for name in fields:
+            if not _field_matches(getattr(entry, name), w.get(name, _MISSING)):
+                return False
     return True
 
 
@@ -232,31 +220,17 @@ def _sessions_match(state: broker.ClusterControl, want: Any) -> bool:
     return True
 
 
-def _partitions_match(state: broker.ClusterControl, want: Any) -> bool:
-    partitions = state.partitions
-    if type(want) is not dict or len(want) != len(partitions):
-        return False
-    for key, r in partitions.items():
-        w = want.get(_text(key))
-        if type(w) is not dict or len(w) != 4:
-            return False
-        isr = w.get("isr")
-        if (type(isr) is not list or len(isr) != len(r.isr) or not all(map(_scalar_matches, r.isr, isr))
-                or not _scalar_matches(r.leader, w.get("leader", _MISSING))
-                or not _scalar_matches(r.leader_epoch, w.get("leader_epoch", _MISSING))
-                or not _scalar_matches(r.partition_epoch, w.get("partition_epoch", _MISSING))):
-            return False
-    return True
-
-
 POST_MATCHERS: dict[str, Callable[[broker.ClusterControl, int, Any], bool]] = {
     "clock": lambda state, clock, want: type(want) is type(clock) and want == clock,
     "active": lambda state, clock, want: want is state.active,
     "next_offset": lambda state, clock, want: type(want) is type(state.next_offset) and want == state.next_offset,
-    "brokers": lambda state, clock, want: _brokers_match(state, want),
-    "heartbeats": lambda state, clock, want: _heartbeats_match(state, want),
+    "brokers": lambda state, clock, want: _entries_match(
+        state.brokers, want, ("fenced", "in_controlled_shutdown", "epoch", "incarnation_id")),
+    "heartbeats": lambda state, clock, want: _entries_match(
+        state.heartbeats, want, ("fenced", "metadata_offset", "controlled_shutdown_offset")),
     "sessions": lambda state, clock, want: _sessions_match(state, want),
-    "partitions": lambda state, clock, want: _partitions_match(state, want),
+    "partitions": lambda state, clock, want: _entries_match(
+        state.partitions, want, ("isr", "leader", "leader_epoch", "partition_epoch")),
 }
 assert POST_MATCHERS.keys() == OBSERVERS.keys()
 
