@@ -140,3 +140,21 @@ def test_a_checkpoint_lagging_the_newest_epoch_is_tolerated(tmp_path: Path) -> N
     assert audit_paths([data]).ok
     checkpoint.write_text("0\n4\n1 0\n2 10365\n3 11973\n5 17541\n")
     assert [v.rule for v in audit_paths([data]).directories[0].violations] == ["leader_epoch_checkpoint_matches"]
+
+
+def test_a_folder_of_data_directories_audits_each_one(tmp_path: Path) -> None:
+    """A corpus or one folder per quorum node: every data directory below it is audited, none twice."""
+    for node in ("node-1", "node-2"):
+        copy_tree(REN, tmp_path / "quorum" / node / "data")
+    report = audit_paths([tmp_path / "quorum"])
+    assert [Path(d.path).parent.name for d in report.directories] == ["node-1", "node-2"]
+    assert report.ok
+    corpus = audit_paths([CORPUS_DIR])
+    assert len(corpus.directories) == 5 and corpus.ok
+
+
+def test_a_folder_without_any_metadata_partition_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    report = audit_paths([tmp_path / "empty"])
+    assert not report.ok
+    assert "no __cluster_metadata-0 directory" in report.render()

@@ -514,6 +514,16 @@ def _classify(path: Path) -> tuple[Path, Optional[Path]]:
     return path, None
 
 
+def _targets(path: Path) -> list[tuple[Path, Optional[Path]]]:
+    """The directories to audit for ``path``: itself, or, for a folder that holds no metadata partition of
+    its own (a corpus, or one folder per node of a quorum), every data directory below it, sorted."""
+    data_dir, partition_dir = _classify(path)
+    if partition_dir is not None:
+        return [(data_dir, partition_dir)]
+    nested = sorted(p.parent for p in path.rglob(METADATA_DIR) if p.is_dir())
+    return [(d, d / METADATA_DIR) for d in nested] or [(data_dir, None)]
+
+
 def total_bytes(paths: Iterable[str | os.PathLike[str]]) -> int:
     """Bytes of the log segments the audit of ``paths`` will stream (for a progress bar)."""
     total = 0
@@ -521,14 +531,15 @@ def total_bytes(paths: Iterable[str | os.PathLike[str]]) -> int:
         if p.is_file():
             total += p.stat().st_size
         elif p.is_dir():
-            _, partition = _classify(p)
-            if partition is not None:
-                total += sum(s.stat().st_size for s in partition.glob("*.log"))
+            for _, partition in _targets(p):
+                if partition is not None:
+                    total += sum(s.stat().st_size for s in partition.glob("*.log"))
     return total
 
 
 def audit_paths(paths: Iterable[str | os.PathLike[str]], progress: Optional[Progress] = None) -> AuditReport:
-    """Audit each path (data dir, ``__cluster_metadata-0`` dir, or one ``.log``/``.checkpoint`` file).
+    """Audit each path (data dir, ``__cluster_metadata-0`` dir, a folder of data dirs, or one
+    ``.log``/``.checkpoint`` file).
 
     ``progress``, if given, is called with the number of log bytes streamed since its last call.
     A path that does not exist is reported as an error entry, never raised.
@@ -539,8 +550,8 @@ def audit_paths(paths: Iterable[str | os.PathLike[str]], progress: Optional[Prog
         if path.is_file():
             report.directories.append(_single_file(path, progress))
         elif path.is_dir():
-            data_dir, partition_dir = _classify(path)
-            report.directories.append(audit_directory(data_dir, partition_dir, progress))
+            for data_dir, partition_dir in _targets(path):
+                report.directories.append(audit_directory(data_dir, partition_dir, progress))
         else:
             missing = DirectoryReport(str(path))
             missing.files.append(FileReport(str(path), "path", status="error", error=f"{path}: no such file or directory"))
