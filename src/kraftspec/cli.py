@@ -27,7 +27,7 @@ def _components_with_specs() -> list[str]:
 
 
 def cmd_tlc(args: argparse.Namespace) -> int:
-    """Model-check each component's spec with TLC (invariants and properties of its config)."""
+    """Model-check each component's spec with TLC: its config, then its ``.deep.cfg`` (larger bounds) where one exists."""
     from kraftspec.spec.agree import load_model
     from kraftspec.spec.tla_parse import to_tla
     from kraftspec.spec.tlc import TlcError, run_tlc
@@ -37,7 +37,12 @@ def cmd_tlc(args: argparse.Namespace) -> int:
         runs = [(Path(args.module).stem, Path(args.module), Path(args.config) if args.config else None)]
     else:
         models = [load_model(component) for component in args.components or _components_with_specs()]
-        runs = [(m.spec_module, m.module_path, m.config_path) for m in models]
+        runs = []
+        for m in models:
+            runs.append((m.spec_module, m.module_path, m.config_path))
+            deep = m.config_path.with_suffix(".deep.cfg")  # larger bounds checked by TLC alone
+            if deep.exists():
+                runs.append((f"{m.spec_module} ({deep.name})", m.module_path, deep))
     for name, module_path, config_path in runs:
         try:
             result = run_tlc(module_path, config_path, timeout_s=args.timeout, workers=args.workers)
