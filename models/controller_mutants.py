@@ -8,6 +8,7 @@ from typing import Optional
 
 from kraftspec.mutants import Mutant
 from kraftspec.reference.admin_bootstrap import NEITHER_MESSAGE
+from kraftspec.reference.describe_cluster import DescribeClusterNode
 from kraftspec.reference.errors import Errors
 
 
@@ -24,6 +25,11 @@ def fenced_always_listed(is_fenced: bool, include_fenced_brokers: bool) -> bool:
 def state_column_always(list_controller_endpoints: bool) -> bool:
     """Wrong: the STATE column is printed for controller endpoints too."""
     return True
+
+
+def rack_column_only_with_racks(nodes: tuple[DescribeClusterNode, ...]) -> bool:
+    """Wrong: the RACK column is dropped when no node has a rack."""
+    return any(node.rack is not None for node in nodes)
 
 
 def accept_both_bootstrap_settings(servers_set: bool, controllers_set: bool) -> Optional[str]:
@@ -55,6 +61,10 @@ MUTANTS: list[Mutant] = [
     Mutant("controller-state-column-for-controllers", "controller",
            "kafka-cluster list-endpoints prints the STATE column with --bootstrap-controller",
            "kraftspec.reference.cluster_tool:shows_state_column", state_column_always,
+           ("scenario", "crosshair")),
+    Mutant("controller-rack-column-only-with-racks", "controller",
+           "kafka-cluster list-endpoints drops the RACK column when no node has a rack (Kafka prints it, null per node)",
+           "kraftspec.reference.cluster_tool:shows_rack_column", rack_column_only_with_racks,
            ("scenario", "crosshair")),
     Mutant("controller-both-bootstrap-settings", "controller",
            "the admin client accepts bootstrap.servers and bootstrap.controllers together",

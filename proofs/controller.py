@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 from kraftspec.reference import admin_bootstrap, cluster_tool, controller_rules
+from kraftspec.reference.describe_cluster import DescribeClusterNode
 
 
 def endpoint_type_decision(request_version: int, requested_type: int, served_type: int) -> int:
@@ -110,6 +111,15 @@ def bootstrap_settings(servers_set: bool, controllers_set: bool) -> Optional[str
     post: (__return__ is None) == (servers_set != controllers_set)
     """
     return admin_bootstrap.bootstrap_error(servers_set, controllers_set)
+
+
+def rack_column(racks: list[Optional[str]]) -> bool:
+    """§4.4: the RACK column is printed whatever the racks, also when no node has one.
+
+    post: __return__
+    """
+    nodes = tuple(DescribeClusterNode(node_id=i, host="h", port=9092, rack=rack) for i, rack in enumerate(racks))
+    return cluster_tool.shows_rack_column(nodes)
 
 
 def state_column(list_controller_endpoints: bool) -> bool:

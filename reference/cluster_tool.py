@@ -47,6 +47,12 @@ def shows_state_column(list_controller_endpoints: bool) -> bool:
     return not list_controller_endpoints
 
 
+def shows_rack_column(nodes: tuple[DescribeClusterNode, ...]) -> bool:
+    """The RACK column is printed whatever the nodes' racks, ``null`` for a node without one (§4.4, scenarios
+    127 and 130). Dropping it when no node has a rack, as the issue expected, is not what ClusterTool does."""
+    return True
+
+
 def rack_width(nodes: tuple[DescribeClusterNode, ...]) -> int:
     """RACK width: the longest non-null rack, 10 when no node has a rack (the column itself is always printed)."""
     racks = [len(n.rack) for n in nodes if n.rack is not None]
@@ -58,8 +64,12 @@ def list_endpoints_table(nodes: tuple[DescribeClusterNode, ...], list_controller
     host (100 if none) / 10 / ``rack_width`` / [10] / 15, one space between, each line ending in a newline.
     A null rack prints ``null``; rows in ascending id order (the hash map's order for small ids)."""
     host_width = max((len(n.host) for n in nodes), default=100)
-    widths = [10, host_width, 10, rack_width(nodes)]
-    header = ["ID", "HOST", "PORT", "RACK"]
+    widths = [10, host_width, 10]
+    header = ["ID", "HOST", "PORT"]
+    rack = shows_rack_column(nodes)
+    if rack:
+        widths.append(rack_width(nodes))
+        header.append("RACK")
     state = shows_state_column(list_controller_endpoints)
     if state:
         widths.append(10)
@@ -68,7 +78,9 @@ def list_endpoints_table(nodes: tuple[DescribeClusterNode, ...], list_controller
     header.append("ENDPOINT_TYPE")
     lines = [header]
     for node in sorted(nodes, key=lambda n: n.node_id):
-        row = [str(node.node_id), node.host, str(node.port), "null" if node.rack is None else node.rack]
+        row = [str(node.node_id), node.host, str(node.port)]
+        if rack:
+            row.append("null" if node.rack is None else node.rack)
         if state:
             row.append("fenced" if node.is_fenced else "unfenced")
         row.append("controller" if list_controller_endpoints else "broker")

@@ -17,7 +17,8 @@ CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
 def test_the_issue_mutants_exist() -> None:
     assert {m.name for m in MUTANTS} >= {
         "controller-stale-incarnation-accepted", "controller-fenced-brokers-to-v1",
-        "controller-state-column-for-controllers", "controller-both-bootstrap-settings"}
+        "controller-state-column-for-controllers", "controller-both-bootstrap-settings",
+        "controller-rack-column-only-with-racks"}
 
 
 def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
