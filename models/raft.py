@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, \
     run_state_machine_as_test
 
+from kraftspec.models.determinism import without_local_constants
 from kraftspec.reference import raft
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.raft_messages import Append, Resign, Send, Tick
@@ -204,9 +205,10 @@ def run_model(model_seed: int, max_examples: int = 40, steps: int = 60, shrink: 
     print(f"kraftspec raft model: seed={model_seed} max_examples={max_examples} steps={steps}")
     machine = seed(model_seed)(type(f"RaftQuorumModelSeed{model_seed}", (RaftQuorumModel,), {}))
     phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
-    run_state_machine_as_test(machine, settings=settings(
-        max_examples=max_examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
-        print_blob=True, phases=phases, report_multiple_bugs=False, suppress_health_check=list(HealthCheck)))
+    with without_local_constants():  # the seed alone decides the run (kraftspec.models.determinism)
+        run_state_machine_as_test(machine, settings=settings(
+            max_examples=max_examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
+            print_blob=True, phases=phases, report_multiple_bugs=False, suppress_health_check=list(HealthCheck)))
 
 
 TestRaftQuorumModel = RaftQuorumModel.TestCase

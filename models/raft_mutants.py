@@ -70,7 +70,7 @@ MUTANTS: list[Mutant] = [
     Mutant("raft_vote_shorter_log_same_epoch", "raft",
            "grants a vote to a candidate with a shorter log in the same last epoch",
            "kraftspec.reference.raft_rules:is_log_up_to_date", _up_to_date_by_epoch_only,
-           ("scenario", "crosshair")),
+           ("scenario", "model", "crosshair")),
     Mutant("raft_hw_at_epoch_start", "raft",
            "advances the high watermark at (not past) the epoch start offset",
            "kraftspec.reference.raft_rules:next_high_watermark", _hw_at_epoch_start,

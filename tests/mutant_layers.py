@@ -10,6 +10,8 @@ from typing import Any, Callable, Optional
 from hypothesis import Phase, settings
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
+from kraftspec.models.determinism import without_local_constants
+
 
 def _calls(function: Callable[..., Any]) -> list[tuple[Any, ...]]:
     """The argument tuples a (possibly parametrized) test function runs with."""
@@ -41,13 +43,16 @@ def scenario_failures(module: ModuleType) -> list[str]:
 def model_failure(machine: type[RuleBasedStateMachine], *, max_examples: int = 300, steps: int = 50) -> Optional[str]:
     """The model's failure message under a fixed seed (derandomized), or None if it found nothing.
 
-    Seeing the mutant fail is enough here, so the first failure is reported unshrunk.
+    Seeing the mutant fail is enough here, so the first failure is reported unshrunk. The examples depend
+    on the seed alone, not on the modules earlier checks imported
+    (:func:`kraftspec.models.determinism.without_local_constants`).
     """
     try:
-        run_state_machine_as_test(machine, settings=settings(max_examples=max_examples, stateful_step_count=steps,
-                                                             derandomize=True, database=None, deadline=None,
-                                                             print_blob=False, report_multiple_bugs=False,
-                                                             phases=(Phase.explicit, Phase.reuse, Phase.generate)))
+        with without_local_constants():
+            run_state_machine_as_test(machine, settings=settings(
+                max_examples=max_examples, stateful_step_count=steps, derandomize=True, database=None,
+                deadline=None, print_blob=False, report_multiple_bugs=False,
+                phases=(Phase.explicit, Phase.reuse, Phase.generate)))
     except Exception as exc:  # the model's invariant or rule assertion
         return f"{type(exc).__name__}: {exc}".splitlines()[0]
     return None
