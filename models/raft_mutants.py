@@ -90,7 +90,7 @@ MUTANTS: list[Mutant] = [
     Mutant("raft_restart_as_leader", "raft",
            "restarts as leader in the same epoch instead of Resigned",
            "kraftspec.reference.raft_state:initial_state", _restart_as_leader,
-           ("scenario", "agree")),
+           ("scenario", "model", "agree")),
     Mutant("raft_check_quorum_non_voter_leader", "raft",
            "counts the leader toward the check-quorum majority when the leader is not a voter",
            "kraftspec.reference.raft_rules:check_quorum_reached", _check_quorum_always_counts_leader,
