@@ -8,6 +8,7 @@ reassignment and elect another leader, which answers NEW_LEADER_ELECTED while wr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Mapping
 
 from kraftspec.reference.broker_registration import BrokerRegistration
@@ -35,6 +36,9 @@ from kraftspec.reference.records import NO_LEADER_CHANGE, PartitionChangeRecord
 
 IsrMember = tuple[int, int]
 """``BrokerState``: ``(broker_id, broker_epoch)``; epoch -1 skips the epoch check (and is all v<3 carries)."""
+_broker_id = itemgetter(0)  # an IsrMember's broker id
+# Enum members bound once: ``Enum.MEMBER`` goes through ``EnumType.__getattr__`` (~70 ns each on the hot path).
+_NONE, _ONLINE, _UNCLEAN = Errors.NONE, Election.ONLINE, Election.UNCLEAN
 
 
 @dataclass(frozen=True)
@@ -113,32 +117,32 @@ def validate_alter_partition_data(
     A ``leader_recovery_state`` other than 0/1 is outside the protocol (Kafka's
     ``LeaderRecoveryState.of`` throws): ValueError.
     """
-    if data.leader_recovery_state not in (RECOVERED, RECOVERING):
-        raise ValueError(f"invalid leader recovery state {data.leader_recovery_state}")
+    recovery_state = data.leader_recovery_state
+    if recovery_state != RECOVERED and recovery_state != RECOVERING:
+        raise ValueError(f"invalid leader recovery state {recovery_state}")
     if partition is None:
         return Errors.UNKNOWN_TOPIC_OR_PARTITION
+    leader = partition.leader
     epoch_error = alter_partition_epoch_error(
-        requester, data.leader_epoch, data.partition_epoch, partition.leader, partition.leader_epoch, partition.partition_epoch
+        requester, data.leader_epoch, data.partition_epoch, leader, partition.leader_epoch, partition.partition_epoch
     )
-    if epoch_error != Errors.NONE:
+    if epoch_error != _NONE:
         return Errors(epoch_error)
     if not is_valid_isr(new_isr, partition.replicas):
         return Errors.INVALID_REQUEST
-    if partition.leader not in new_isr:
+    if leader not in new_isr:
         return Errors.INVALID_REQUEST
-    if data.leader_recovery_state == RECOVERING and len(new_isr) > 1:
+    if recovery_state == RECOVERING and len(new_isr) > 1:
         return Errors.INVALID_REQUEST
-    if partition.leader_recovery_state == RECOVERED and data.leader_recovery_state == RECOVERING:
+    if partition.leader_recovery_state == RECOVERED and recovery_state == RECOVERING:
         return Errors.INVALID_REQUEST
     for broker_id, broker_epoch in new_isr_with_epochs:
         registration = brokers.get(broker_id)
-        if registration is None:
-            return Errors.INELIGIBLE_REPLICA
-        if not is_isr_member_eligible(
+        if registration is None or not is_isr_member_eligible(
             registration.fenced, registration.in_controlled_shutdown, broker_epoch, registration.epoch
         ):
             return Errors.INELIGIBLE_REPLICA
-    return Errors.NONE
+    return _NONE
 
 
 def alter_partition(
@@ -155,9 +159,11 @@ def alter_partition(
     Step 0: an unregistered requester or a broker epoch mismatch fails the whole request with
     STALE_BROKER_EPOCH. Every partition is validated and built against the state before the request.
     """
-    registration = brokers.get(request.broker_id)
+    requester = request.broker_id
+    registration = brokers.get(requester)
     if registration is None or registration.epoch != request.broker_epoch:
         return _frozen(partitions), AlterPartitionResponse(Errors.STALE_BROKER_EPOCH), ()
+    without_epochs = request.version < 3
     records: list[PartitionChangeRecord] = []
     merged: dict[TopicPartition, PartitionRegistration] = {}
     topic_results = []
@@ -168,40 +174,43 @@ def alter_partition(
                 AlterPartitionPartitionResult(p.partition_index, Errors.UNKNOWN_TOPIC_ID) for p in topic_data.partitions
             )))
             continue
+        topic_id = topic.topic_id
+        election = _UNCLEAN if topic.unclean_leader_election_enable else _ONLINE
         results = []
         for data in topic_data.partitions:
+            index = data.partition_index
             new_isr_with_epochs = data.new_isr_with_epochs
-            if request.version < 3:
+            if without_epochs:
                 new_isr_with_epochs = tuple((broker_id, -1) for broker_id, _ in new_isr_with_epochs)
-            key = (topic.topic_id, data.partition_index)
+            key = (topic_id, index)
             partition = partitions.get(key)
-            new_isr = tuple([member[0] for member in new_isr_with_epochs])
-            error = validate_alter_partition_data(brokers, request.broker_id, partition, data, new_isr_with_epochs, new_isr)
-            if error != Errors.NONE or partition is None:
-                results.append(AlterPartitionPartitionResult(data.partition_index, error))
+            new_isr = tuple(map(_broker_id, new_isr_with_epochs))
+            error = validate_alter_partition_data(brokers, requester, partition, data, new_isr_with_epochs, new_isr)
+            if error != _NONE or partition is None:
+                results.append(AlterPartitionPartitionResult(index, error))
                 continue
             record = build_partition_change(
                 partition,
-                topic.topic_id,
-                data.partition_index,
+                topic_id,
+                index,
                 brokers=brokers,
                 metadata_version=metadata_version,
-                min_isr=topic_effective_min_isr(topic, partitions, data.partition_index),
+                min_isr=topic_effective_min_isr(topic, partitions, index),
                 target_isr=new_isr,
                 target_leader_recovery_state=data.leader_recovery_state,
-                election=Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE,
+                election=election,
                 elr_enabled=elr_enabled,
             )
             if record is not None:
                 records.append(record)
                 partition = merge(partition, record)
                 merged[key] = partition
-                if record.leader != request.broker_id and record.leader != NO_LEADER_CHANGE:
-                    results.append(AlterPartitionPartitionResult(data.partition_index, Errors.NEW_LEADER_ELECTED))
+                if record.leader != requester and record.leader != NO_LEADER_CHANGE:
+                    results.append(AlterPartitionPartitionResult(index, Errors.NEW_LEADER_ELECTED))
                     continue
             results.append(_construct(AlterPartitionPartitionResult, {
-                "partition_index": data.partition_index,
-                "error_code": Errors.NONE,
+                "partition_index": index,
+                "error_code": _NONE,
                 "leader_id": partition.leader,
                 "leader_epoch": partition.leader_epoch,
                 "isr": partition.isr,
@@ -209,7 +218,7 @@ def alter_partition(
                 "partition_epoch": partition.partition_epoch,
             }))
         topic_results.append(_construct(AlterPartitionTopicResult, {"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
-    response = _construct(AlterPartitionResponse, {"error_code": Errors.NONE, "topics": tuple(topic_results)})
+    response = _construct(AlterPartitionResponse, {"error_code": _NONE, "topics": tuple(topic_results)})
     if len(merged) == len(records):
         new_partitions = _frozen(partitions) if not merged else _frozen(partitions).set_many(merged)
     else:  # a partition named twice: Kafka replays both records, the second built on the old state

@@ -7,7 +7,7 @@ builder follows Kafka's step order exactly and returns the record Kafka would wr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, TypeVar
+from typing import Any, Container, Iterable, Mapping, Optional, TypeVar
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.frozen import FrozenMap
@@ -85,13 +85,16 @@ class PartitionRegistration:
 
 
 T = TypeVar("T")
+_new = object.__new__
+_set_attribute = object.__setattr__
 
 
 def _construct(cls: type[T], fields: dict[str, Any]) -> T:
     """``cls(**fields)`` for a frozen dataclass given every field, without the per-field
-    ``object.__setattr__`` of its generated ``__init__`` (3x faster; the AlterPartition hot path)."""
-    instance = object.__new__(cls)
-    instance.__dict__.update(fields)
+    ``object.__setattr__`` of its generated ``__init__`` (3x faster; the AlterPartition hot path).
+    ``fields`` becomes the instance's ``__dict__``: pass a dict no one else holds."""
+    instance = _new(cls)
+    _set_attribute(instance, "__dict__", fields)
     return instance
 
 
@@ -105,25 +108,32 @@ def _normalised_directories(directories: Optional[tuple[str, ...]], replica_coun
 def merge(partition: PartitionRegistration, record: PartitionChangeRecord) -> PartitionRegistration:
     """§2.2 ``PartitionRegistration.merge``: non-null fields replace, leader != -2 bumps the leader epoch,
     the partition epoch always bumps."""
-    replicas = partition.replicas if record.replicas is None else record.replicas
-    directories = partition.directories if record.directories is None else record.directories
-    if record.replicas is not None or record.directories is not None:
-        directories = _normalised_directories(directories, len(replicas))
-    leader = partition.leader if record.leader == NO_LEADER_CHANGE else record.leader
-    lrs = partition.leader_recovery_state if record.leader_recovery_state == NO_RECOVERY_CHANGE else record.leader_recovery_state
-    return _construct(PartitionRegistration, {
-        "replicas": replicas,
-        "directories": directories,
-        "isr": partition.isr if record.isr is None else record.isr,
-        "removing_replicas": partition.removing_replicas if record.removing_replicas is None else record.removing_replicas,
-        "adding_replicas": partition.adding_replicas if record.adding_replicas is None else record.adding_replicas,
-        "elr": partition.elr if record.eligible_leader_replicas is None else record.eligible_leader_replicas,
-        "last_known_elr": partition.last_known_elr if record.last_known_elr is None else record.last_known_elr,
-        "leader": leader,
-        "leader_recovery_state": lrs,
-        "leader_epoch": merged_leader_epoch(partition.leader_epoch, record.leader),
-        "partition_epoch": partition.partition_epoch + 1,
-    })
+    fields = partition.__dict__.copy()  # every field of the partition; those the record sets are replaced
+    replicas = record.replicas
+    directories = record.directories
+    if replicas is not None or directories is not None:
+        if replicas is None:
+            replicas = partition.replicas
+        else:
+            fields["replicas"] = replicas
+        fields["directories"] = _normalised_directories(partition.directories if directories is None else directories, len(replicas))
+    if record.isr is not None:
+        fields["isr"] = record.isr
+    if record.removing_replicas is not None:
+        fields["removing_replicas"] = record.removing_replicas
+    if record.adding_replicas is not None:
+        fields["adding_replicas"] = record.adding_replicas
+    if record.eligible_leader_replicas is not None:
+        fields["elr"] = record.eligible_leader_replicas
+    if record.last_known_elr is not None:
+        fields["last_known_elr"] = record.last_known_elr
+    if record.leader != NO_LEADER_CHANGE:
+        fields["leader"] = record.leader
+    if record.leader_recovery_state != NO_RECOVERY_CHANGE:
+        fields["leader_recovery_state"] = record.leader_recovery_state
+    fields["leader_epoch"] = merged_leader_epoch(partition.leader_epoch, record.leader)
+    fields["partition_epoch"] = partition.partition_epoch + 1
+    return _construct(PartitionRegistration, fields)
 
 
 def default_directory(brokers: Mapping[int, BrokerRegistration], replica: int) -> str:
@@ -138,36 +148,56 @@ def default_directory(brokers: Mapping[int, BrokerRegistration], replica: int) -
     return UNASSIGNED_DIR
 
 
-def acceptable_leaders(
-    assigned_dirs: Mapping[int, str],
-    brokers: Mapping[int, BrokerRegistration],
-    candidates: Iterable[int],
-    broker_to_remove: int = NO_LEADER,
-    broker_to_add: int = NO_LEADER,
-    unclean_shutdown_broker: int = NO_LEADER,
-) -> tuple[int, ...]:
-    """§2.4 ``LeaderAcceptor`` applied to ``candidates``: those acceptable as leader, in candidate order.
+def _assigned_directory(replicas: tuple[int, ...], directories: tuple[str, ...], replica: int, default: str) -> str:
+    """§2.4/§2.3 step 9: the directory paired with ``replica`` in a partition's ``(replicas, directories)``
+    (the last pair naming it, as in a dict of the pairs), ``default`` if no pair names it."""
+    count = replicas.count(replica)
+    if count == 0:
+        return default
+    if count == 1:
+        index = replicas.index(replica)
+        return directories[index] if index < len(directories) else default
+    return dict(zip(replicas, directories)).get(replica, default)
 
-    ``assigned_dirs`` maps the partition's replicas to their directories; others count as UNASSIGNED.
-    """
-    accepted = []
-    for replica in candidates:
-        registration = brokers.get(replica)
+
+class LeaderAcceptor:
+    """§2.4/§2.9 ``LeaderAcceptor``, Kafka's ``IntPredicate``: ``replica in acceptor`` is decided when the
+    election asks, by ``is_acceptable_leader`` with the directory ``partition`` assigns (others UNASSIGNED)."""
+
+    __slots__ = ("partition", "brokers", "broker_to_remove", "broker_to_add", "unclean_shutdown_broker")
+
+    def __init__(
+        self,
+        partition: PartitionRegistration,
+        brokers: Mapping[int, BrokerRegistration],
+        broker_to_remove: int,
+        broker_to_add: int,
+        unclean_shutdown_broker: int,
+    ) -> None:
+        self.partition = partition
+        self.brokers = brokers
+        self.broker_to_remove = broker_to_remove
+        self.broker_to_add = broker_to_add
+        self.unclean_shutdown_broker = unclean_shutdown_broker
+
+    def __contains__(self, replica: int) -> bool:
+        registration = self.brokers.get(replica)
         if registration is None:
-            ok = is_acceptable_leader(replica, False, False, False, broker_to_remove, broker_to_add, unclean_shutdown_broker)
-        else:
-            ok = is_acceptable_leader(
-                replica,
-                True,
-                not registration.fenced and not registration.in_controlled_shutdown,
-                is_directory_online(assigned_dirs.get(replica, UNASSIGNED_DIR), registration.log_dirs),
-                broker_to_remove,
-                broker_to_add,
-                unclean_shutdown_broker,
+            return is_acceptable_leader(
+                replica, False, False, False, self.broker_to_remove, self.broker_to_add, self.unclean_shutdown_broker
             )
-        if ok:
-            accepted.append(replica)
-    return tuple(accepted)
+        partition = self.partition
+        return is_acceptable_leader(
+            replica,
+            True,
+            not registration.fenced and not registration.in_controlled_shutdown,
+            is_directory_online(
+                _assigned_directory(partition.replicas, partition.directories, replica, UNASSIGNED_DIR), registration.log_dirs
+            ),
+            self.broker_to_remove,
+            self.broker_to_add,
+            self.unclean_shutdown_broker,
+        )
 
 
 def topic_effective_min_isr(topic: TopicInfo, partitions: Mapping[TopicPartition, PartitionRegistration], partition_id: int) -> int:
@@ -203,12 +233,16 @@ def build_partition_change(
     ``IntPredicate``) with the replicas acceptable as leader. Step 8 sets the last known leader only when
     a led partition loses its leader ("first time leaderless"); the KIP text stores all ELR members there.
     """
-    isr = partition.isr if target_isr is None else target_isr
-    replicas = partition.replicas if target_replicas is None else target_replicas
+    current_isr = partition.isr
+    current_replicas = partition.replicas
+    current_elr = partition.elr
+    current_last_known = partition.last_known_elr
+    isr = current_isr if target_isr is None else target_isr
+    replicas = current_replicas if target_replicas is None else target_replicas
     removing = partition.removing_replicas if target_removing is None else target_removing
     adding = partition.adding_replicas if target_adding is None else target_adding
-    elr = partition.elr
-    last_known = partition.last_known_elr
+    elr = current_elr
+    last_known = current_last_known
     current_leader = partition.leader
     # 1. completeReassignmentIfNeeded
     if removing or adding:
@@ -217,16 +251,15 @@ def build_partition_change(
             isr, replicas = completed
             removing = adding = ()
     # 2. maybePopulateTargetElr
-    unclean_replicas = (unclean_shutdown_broker,) if unclean_shutdown_broker != NO_LEADER else ()
     if elr_enabled:
-        elr, last_known = populate_target_elr(min_isr, isr, partition.isr, elr, last_known, unclean_replicas)
-    # 3. tryElection
-    assigned = dict(zip(partition.replicas, partition.directories))
-    if acceptable is None:
-        candidates = dict.fromkeys(replicas + partition.last_known_elr + (current_leader,))
-        acceptable = acceptable_leaders(assigned, brokers, candidates, broker_to_remove, broker_to_add, unclean_shutdown_broker)
+        unclean_replicas = (unclean_shutdown_broker,) if unclean_shutdown_broker != NO_LEADER else ()
+        elr, last_known = populate_target_elr(min_isr, isr, current_isr, elr, last_known, unclean_replicas)
+    # 3. tryElection (the election asks only about target replicas, the current leader and lastKnownElr)
+    acceptor: Container[int] = (
+        LeaderAcceptor(partition, brokers, broker_to_remove, broker_to_add, unclean_shutdown_broker) if acceptable is None else acceptable
+    )
     node, unclean = elect_leader(
-        election, current_leader, replicas, isr, elr, partition.last_known_elr, acceptable, elr_enabled, use_last_known_leader
+        election, current_leader, replicas, isr, elr, current_last_known, acceptor, elr_enabled, use_last_known_leader
     )
     record_leader = NO_LEADER_CHANGE
     record_isr: Optional[tuple[int, ...]] = None
@@ -243,8 +276,8 @@ def build_partition_change(
     # 4. triggerLeaderEpochBumpForReplicaReassignmentIfNeeded
     if (
         record_leader == NO_LEADER_CHANGE
-        and replicas != partition.replicas
-        and reassignment_requires_leader_epoch_bump(replicas, partition.replicas)
+        and replicas != current_replicas
+        and reassignment_requires_leader_epoch_bump(replicas, current_replicas)
     ):
         record_leader = current_leader
     # 5. maybeUpdateRecordElr
@@ -252,39 +285,38 @@ def build_partition_change(
     record_last_known: Optional[tuple[int, ...]] = None
     if record_isr is not None or not elr_enabled:
         elr = last_known = ()
-    if elr != partition.elr:
+    if elr != current_elr:
         record_elr = elr
     if not use_last_known_leader:
         leaderless = record_leader == NO_LEADER or (record_leader == NO_LEADER_CHANGE and current_leader == NO_LEADER)
-        if not leaderless and last_known != partition.last_known_elr:
+        if not leaderless and last_known != current_last_known:
             record_last_known = last_known
     # 6. the ISR (never empty without ELR)
     if record_isr is None:
-        record_isr = isr_record_field(isr, partition.isr, elr_enabled)
+        record_isr = isr_record_field(isr, current_isr, elr_enabled)
     # 7. triggerLeaderEpochBumpForIsrShrinkIfNeeded
     if (
         record_leader == NO_LEADER_CHANGE
         and record_isr is not None
-        and isr_shrink_requires_leader_epoch_bump(metadata_version, record_isr, partition.isr)
+        and isr_shrink_requires_leader_epoch_bump(metadata_version, record_isr, current_isr)
     ):
         record_leader = current_leader
     # 8. maybeUpdateLastKnownLeader
     if elr_enabled and use_last_known_leader:
-        if record_leader == NO_LEADER and current_leader != NO_LEADER and not partition.last_known_elr:
+        if record_leader == NO_LEADER and current_leader != NO_LEADER and not current_last_known:
             record_last_known = (current_leader,)
-        elif record_leader >= 0 and partition.last_known_elr:
+        elif record_leader >= 0 and current_last_known:
             record_last_known = ()
     # 9. setAssignmentChanges
     record_dirs: Optional[tuple[str, ...]] = None
     record_replicas: Optional[tuple[int, ...]] = None
-    if replicas:
+    if replicas and replicas != current_replicas:
         if is_directory_assignment_supported(metadata_version):
-            if replicas != partition.replicas:
-                dirs = tuple(assigned[r] if r in assigned else default_directory(brokers, r) for r in replicas)
-                if dirs != partition.directories:
-                    record_dirs = dirs
-        if replicas != partition.replicas:
-            record_replicas = replicas
+            current_dirs = partition.directories
+            dirs = tuple(_assigned_directory(current_replicas, current_dirs, r, default_directory(brokers, r)) for r in replicas)
+            if dirs != current_dirs:
+                record_dirs = dirs
+        record_replicas = replicas
     record_removing = removing if removing != partition.removing_replicas else None
     record_adding = adding if adding != partition.adding_replicas else None
     # 10. leader recovery state
