@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,16 @@ def test_a_mutant_named_in_the_environment_reaches_the_command() -> None:
     result = subprocess.run([sys.executable, "-m", "kraftspec.cli", "prove", "broker", "--per-condition-timeout", "3"],
                             capture_output=True, text=True, timeout=300, env=env)
     assert result.returncode == 1 and "broker.session_expiry: refuted" in result.stdout, result.stdout
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    """`kraftspec table describe-cluster | head -1`: no traceback once the pipe's reader has closed it."""
+    read, write = os.pipe()
+    os.close(read)  # every write now fails with EPIPE
+    try:
+        done = subprocess.run([sys.executable, "-m", "kraftspec.cli", "table", "describe-cluster"], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode == 2
