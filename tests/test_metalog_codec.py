@@ -172,3 +172,32 @@ def test_snake_case_names() -> None:
     assert snake_case("IsMigratingZkBroker") == "is_migrating_zk_broker"
     assert snake_case("KRaftVersionFeature") == "kraft_version_feature"
     assert snake_case("Isr") == "isr"
+
+
+def test_long_arrays_and_strings_round_trip() -> None:
+    """Multi-byte compact lengths and arrays longer than the compiled decoders' small-array table."""
+    fields = {"partition_id": 7, "topic_id": T, "replicas": tuple(range(200)), "isr": tuple(range(-3, 40)),
+              "directories": tuple(uuid_text(bytes([n]) * 16) for n in range(40))}
+    value = encode_metadata_value(3, 1, fields)
+    assert {k: decode_metadata_value(value)[2][k] for k in fields} == fields
+    name = "é" * 300
+    assert decode_metadata_value(encode_metadata_value(2, 0, {"name": name, "topic_id": T}))[2]["name"] == name
+
+
+def test_a_cut_run_of_fixed_fields_names_the_field_it_cuts() -> None:
+    value = encode_metadata_value(3, 0, {"partition_id": 1, "topic_id": T, "replicas": (1,), "isr": (1,)})
+    with pytest.raises(DecodeError) as info:
+        decode_metadata_value(value[:10])  # frame (3 bytes), PartitionId (4), then 3 of TopicId's 16 bytes
+    assert (info.value.position, info.value.message) == (7, "uuid needs 16 byte(s), 3 left")
+
+
+def test_a_tagged_value_is_read_within_its_declared_size() -> None:
+    change = bytes.fromhex("010500" "00000000") + bytes(16) + bytes.fromhex("01" "01" "02" "0001" "00")
+    with pytest.raises(DecodeError) as info:  # Leader (tag 1, int32) declared 2 bytes long
+        decode_metadata_value(change)
+    assert (info.value.position, info.value.message) == (26, "int32 needs 4 byte(s), 2 left")
+
+
+def test_a_known_record_version_in_longer_varints_decodes() -> None:
+    """The frame's three one-byte varints are the common case; a longer encoding of the same numbers is valid."""
+    assert decode_metadata_value(bytes.fromhex("81009400800000")) == (20, 0, {})

@@ -16,7 +16,7 @@ from kraftspec.traces.metalog.corpus import CORPUS_DIR
 from kraftspec.traces.metalog.errors import LogFormatError
 from kraftspec.traces.metalog.plant import copy_tree, edit_header, rewrite
 from kraftspec.traces.metalog.schema import encode_metadata_value
-from kraftspec.traces.metalog.segments import HEADER_SIZE, Batch, Record, encode_batch, read_batches, reencode
+from kraftspec.traces.metalog.segments import CHUNK_SIZE, HEADER_SIZE, Batch, Record, encode_batch, read_batches, reencode
 from kraftspec.traces.metalog.snapshot import read_snapshot
 
 LOG = "__cluster_metadata-0/00000000000000000000.log"
@@ -189,3 +189,35 @@ def test_a_batch_beyond_64_mib_is_refused_even_when_the_file_is_that_long(tmp_pa
     with open(path, "rb") as f, pytest.raises(LogFormatError) as info:
         next(read_batches(f, str(path)))
     assert info.value.offset == 8 and "at most 67108864" in info.value.message
+
+
+@pytest.mark.parametrize("chunk_size", [HEADER_SIZE, 100, 4096])
+def test_any_read_chunk_size_gives_the_same_batches_and_error(data_dir: Path, chunk_size: int) -> None:
+    """Batches longer than a read chunk, chunks ending inside a header, and a bad batch after good ones."""
+    log = data_dir / LOG
+    raw = log.read_bytes()
+    whole = list(read_batches(io.BytesIO(raw), "mem"))
+    assert list(read_batches(io.BytesIO(raw), "mem", chunk_size)) == whole
+    flipped = bytearray(raw)
+    flipped[whole[300].file_offset + 70] ^= 0x04
+    for size in (chunk_size, CHUNK_SIZE):
+        read: list[Batch] = []
+        with pytest.raises(LogFormatError) as info:
+            read.extend(read_batches(io.BytesIO(bytes(flipped)), "mem", size))
+        assert read == whole[:300] and info.value.offset == whole[300].file_offset + 17
+
+
+def test_records_with_keys_headers_and_long_varints() -> None:
+    """The record parser's one-byte-varint path and its general path give the same records."""
+    records = [Record(0, 5, 10**12, None, b"v" * 300, 0), Record(0, 6, 10**12 + 7, b"key", b"", 0),
+               Record(0, 200, 10**12 - 5, b"", None, 0)]
+    batch = next(read_batches(io.BytesIO(encode_batch(5, 1, records, base_timestamp=10**12)), "mem"))
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in batch.records()] == \
+        [(r.offset, r.timestamp, r.key, r.value) for r in records]
+    # 12 bytes: attributes, timestampDelta, offsetDelta, null key, value "v", one header "h" = "xx" (zig-zag lengths)
+    with_header = bytes.fromhex("18" "00" "00" "00" "01" "02" "76" "02" "02" "68" "04" "7878")
+    headed = encode_batch(0, 1, [Record(0, 0, 0, None, b"v", 0)])
+    raw = headed[:HEADER_SIZE] + with_header
+    raw = raw[:8] + struct.pack(">i", len(raw) - 12) + raw[12:]
+    batch = next(read_batches(io.BytesIO(_with_crc(raw)), "mem"))
+    assert [(r.key, r.value) for r in batch.records()] == [(None, b"v")]

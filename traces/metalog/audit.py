@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 import sys
 from collections import Counter
 from pathlib import Path
@@ -41,7 +42,16 @@ from kraftspec.traces.metalog.report import (
 )
 from kraftspec.traces.metalog.rules import RECORD_RULES, History, partition_after
 from kraftspec.traces.metalog.schema import NOOP_VALUE, decode_metadata_value, record_name
-from kraftspec.traces.metalog.segments import HEADER_SIZE, TRANSACTIONAL_FLAG, Batch, encode_record, read_batches
+from kraftspec.traces.metalog.segments import (
+    CRC_START,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    TRANSACTIONAL_FLAG,
+    Batch,
+    batch_at,
+    encode_record,
+    read_chunks,
+)
 from kraftspec.traces.metalog.snapshot import Snapshot, read_snapshot, snapshot_id
 
 METADATA_DIR = "__cluster_metadata-0"
@@ -50,11 +60,21 @@ NOOP_RECORD = encode_record(0, 0, None, NOOP_VALUE)
 """The record bytes of a batch holding one NoOpRecord (most of every log): recognised without decoding."""
 NOOP_TAIL = b"\xff" * 14 + b"\x00\x00\x00\x01" + NOOP_RECORD
 """A batch's bytes from producerId on when it holds one NoOpRecord: producer fields −1, one record."""
-NO_ATTRIBUTES_NO_DELTA = bytes(6)
-"""attributes 0 (data batch, no compression, not transactional) and lastOffsetDelta 0, at byte 21."""
 NOOP_BATCH_SIZE = HEADER_SIZE + len(NOOP_RECORD)
+NOOP_RUN_FIRST, NOOP_RUN_MAX = 16, 512
+"""How many batches the NoOp fast path checks at once: 16 after any other batch, doubling up to 512 while the
+run goes on."""
+NOOP_LENGTHS = struct.Struct(">ii")
+"""batchLength and partitionLeaderEpoch, bytes 8–15 of a batch."""
+TIMESTAMP = struct.Struct(">q")
+BASE_TIMESTAMP_AT = 27
+MAX_OFFSET = (1 << 63) - 1
+_STEPS = struct.pack(f">{NOOP_RUN_MAX}q", *range(NOOP_RUN_MAX))
+"""0, 1, 2... as int64s: added to ``expected`` in every slot, the base offsets a run of NoOp batches must have."""
+_ONES = (bytes(7) + b"\x01") * NOOP_RUN_MAX
+_TAIL_WORDS = tuple(NOOP_TAIL[5 + 8 * j:13 + 8 * j] for j in range(3))
+"""Bytes 48–71 of a NoOp batch (the end of producerId .. the record) as three 8-byte words."""
 NOOP_NAME = record_name(20)
-PROGRESS_EVERY = 1 << 20
 SKIPPED = {
     ".index": "offset index (derived from the log)", ".timeindex": "time index (derived from the log)",
     ".snapshot": "producer-state snapshot (not KRaft metadata)", ".part": "partial file (never completed)",
@@ -166,46 +186,61 @@ class _LogAudit:
         """Stream one segment (raises LogFormatError on unreadable bytes; the caller records it).
 
         A batch holding exactly one NoOpRecord in the running epoch, at the expected offset and with KRaft's
-        producer fields, passes every rule by construction and is only counted; all others (and each segment's
-        first batch) take :meth:`batch`.
+        producer fields, passes every rule by construction and is only counted (its CRC-32C was checked by the
+        reader); such batches are recognised a run at a time (:func:`noop_run`, up to ``NOOP_RUN_MAX`` at once,
+        growing from ``NOOP_RUN_FIRST`` while runs go on). All others (and each segment's first batch) take
+        :meth:`batch`. ``expected`` is the offset the next NoOp batch must start at, or None while the fast path
+        is closed (first batch, LeaderChange due); ``self.next_offset`` / ``self.last_timestamp`` are brought up
+        to date before each :meth:`batch`.
         """
         name_offset = int(Path(path).name.split(".")[0])
-        progress, done, noops, batches, records = self.progress, 0, 0, 0, 0
-        next_offset, epoch, stamp, due = self.next_offset, self.epoch, self.last_timestamp, self.leader_change_due
-        snapshot_due = self.snapshot_due
+        progress, noop_size = self.progress, NOOP_BATCH_SIZE
+        expected: Optional[int] = None
+        stamp, snapshot_due = self.last_timestamp, self.snapshot_due
+        lengths = b""  # batchLength and partitionLeaderEpoch of a NoOp batch in the running epoch (once it is known)
+        batches, general, records, size = 0, 0, 0, NOOP_RUN_FIRST
         with open(path, "rb") as f:
-            for batch in read_batches(f, path):
-                base, data = batch.base_offset, batch.data
-                if (batches and base == next_offset and len(data) == NOOP_BATCH_SIZE and data.endswith(NOOP_TAIL)
-                        and data.startswith(NO_ATTRIBUTES_NO_DELTA, 21) and batch.leader_epoch == epoch
-                        and not due and base < snapshot_due):
-                    noops += 1
-                    batches += 1
-                    next_offset, stamp = base + 1, batch.base_timestamp
-                else:
-                    self.next_offset, self.last_timestamp = next_offset, stamp
-                    if batches == 0:
-                        if base != name_offset:
-                            self.violation(path, base, R.SEGMENT_NAME_MATCHES_BASE_OFFSET,
-                                           f"segment named {name_offset} starts at offset {base}")
-                        if next_offset is None:
+            for buf, buf_offset, starts, end in read_chunks(f, path):
+                batches += len(starts)
+                view, i, count = memoryview(buf), 0, len(starts)
+                while i < count:
+                    pos = starts[i]
+                    if expected is not None:
+                        limit = min(size, count - i, (end - pos) // noop_size, snapshot_due - expected,
+                                    MAX_OFFSET + 1 - expected)  # each below the next snapshot's end, within int64
+                        run = noop_run(view, pos, int(limit), expected, lengths) if limit > 0 and expected >= 0 else 0
+                        if run:
+                            i += run
+                            expected += run
+                            stamp = TIMESTAMP.unpack_from(buf, pos + noop_size * (run - 1) + BASE_TIMESTAMP_AT)[0]
+                            size = min(2 * size, NOOP_RUN_MAX) if run == limit else NOOP_RUN_FIRST
+                            continue
+                    i += 1
+                    batch = batch_at(buf, buf_offset, pos, path)
+                    if expected is not None:
+                        self.next_offset = expected
+                    self.last_timestamp = stamp
+                    if general == 0:  # the segment's first batch (the fast path opens after it)
+                        if batch.base_offset != name_offset:
+                            self.violation(path, batch.base_offset, R.SEGMENT_NAME_MATCHES_BASE_OFFSET,
+                                           f"segment named {name_offset} starts at offset {batch.base_offset}")
+                        if self.next_offset is None:
                             self.start(batch)
-                    batches += 1
-                    if self.snapshot_due <= base:
-                        self.compare_snapshots(base)
+                    general += 1
+                    if self.snapshot_due <= batch.base_offset:
+                        self.compare_snapshots(batch.base_offset)
                     records += self.batch(batch)
-                    next_offset, epoch, stamp, due = self.next_offset, self.epoch, self.last_timestamp, self.leader_change_due
-                    snapshot_due = self.snapshot_due
+                    expected = None if self.leader_change_due else self.next_offset
+                    lengths = NOOP_LENGTHS.pack(noop_size - LOG_OVERHEAD, self.epoch)
+                    stamp, snapshot_due, size = self.last_timestamp, self.snapshot_due, NOOP_RUN_FIRST
                 if progress is not None:
-                    done += len(data)
-                    if done >= PROGRESS_EVERY:
-                        progress(done)
-                        done = 0
-        self.next_offset, self.last_timestamp = next_offset, stamp
+                    progress(end - starts[0])
+        if expected is not None:
+            self.next_offset = expected
+        self.last_timestamp = stamp
+        noops = batches - general
         self.counts[NOOP_NAME] += noops
         file.batches, file.records = batches, records + noops
-        if progress is not None and done:
-            progress(done)
         if batches == 0:
             if self.next_offset is not None and name_offset != self.next_offset:
                 self.violation(path, name_offset, R.SEGMENT_NAME_MATCHES_BASE_OFFSET,
@@ -243,17 +278,14 @@ class _LogAudit:
                 self.violation(path, base, R.EPOCH_STARTS_WITH_LEADER_CHANGE,
                                f"epoch {batch.leader_epoch} begins without a LeaderChange control record")
                 self.leader_change_due = False
-        expected = base
+        expected, judge = base, self.control if batch.is_control else self.data
         for rec in records:
             if rec.offset != expected:
                 self.violation(path, rec.offset, R.OFFSETS_CONTIGUOUS, f"record offset {rec.offset}, expected {expected}")
             expected = rec.offset + 1
             if self.snapshot_due <= rec.offset:
                 self.compare_snapshots(rec.offset)
-            if batch.is_control:
-                self.control(batch, rec)
-            else:
-                self.data(batch, rec)
+            judge(batch, rec)
             self.last_timestamp = rec.timestamp
         self.next_offset = base + batch.last_offset_delta + 1
         return len(records)
@@ -344,6 +376,35 @@ class _LogAudit:
             summary.in_controlled_shutdown, summary.registered = registration.in_controlled_shutdown, True
         self.report.controllers = sorted(image.controllers)
         self.report.topics, self.report.partitions = len(image.topics), len(image.partitions)
+
+
+def noop_run(view: memoryview, pos: int, count: int, expected: int, lengths: bytes) -> int:
+    """How many of the ``count`` batches from ``pos`` on are each a NoOp batch (:meth:`_LogAudit.segment`) that
+    starts at the next offset: batch ``j`` at ``pos + 72 j`` with baseOffset ``expected + j``, bytes 8–15 =
+    ``lengths`` (batchLength 60 and the running epoch), attributes and lastOffsetDelta 0 (bytes 21–26) and
+    ``NOOP_TAIL`` from byte 43 on. Each check compares one column of the run (a byte range at a 72-byte stride)
+    with what it must hold; the run ends at the first batch failing one. The reader has checked these batches'
+    CRC-32C, and ``count`` keeps them within its verified bytes and offsets within int64 (``expected`` ≥ 0).
+
+    Batch ``j`` is only at ``pos + 72 j`` if all before it are 60 bytes long, which their own bytes 8–11 show:
+    columns past the first failing batch may read misaligned bytes, but the run stops before them.
+    """
+    words = view[pos:pos + NOOP_BATCH_SIZE * count].cast("Q")  # 9 words a batch
+    halves = view[pos + CRC_START:pos + NOOP_BATCH_SIZE * count - 23].cast("H")  # from byte 21, 36 a batch
+    size = 8 * count
+    bases = (int.from_bytes(_ONES[:size], "big") * expected + int.from_bytes(_STEPS[:size], "big")).to_bytes(size, "big")
+    zero, ones = bytes(2 * count), b"\xff\xff" * count
+    columns = ((words[0::9], bases), (words[1::9], lengths * count), (words[6::9], _TAIL_WORDS[0] * count),
+               (words[7::9], _TAIL_WORDS[1] * count), (words[8::9], _TAIL_WORDS[2] * count),
+               (halves[0::36], zero), (halves[1::36], zero), (halves[2::36], zero),  # bytes 21-26
+               (halves[11::36], ones), (halves[12::36], ones), (halves[13::36], ones))  # bytes 43-48
+    run = count
+    for column, wanted in columns:
+        actual = column.tobytes()
+        if actual != wanted:
+            first = len(actual) - ((int.from_bytes(actual, "big") ^ int.from_bytes(wanted, "big")).bit_length() + 7) // 8
+            run = min(run, first * count // len(actual))
+    return run
 
 
 # ---------------------------------------------------------------------------------------------------

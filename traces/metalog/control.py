@@ -56,7 +56,7 @@ def decode_control(key: Optional[bytes], value: Optional[bytes]) -> ControlRecor
     decoder = _DECODERS.get((kind, version))
     if decoder is None:
         raise DecodeError(0, f"{schema.name} has no version {version} (valid {schema.lo}-{schema.hi})")
-    fields, end = decoder(value, 0)
+    fields, end = decoder(value, 0, len(value))
     if end != len(value):
         raise DecodeError(end, f"{len(value) - end} byte(s) of garbage after the {schema.name} body")
     return ControlRecord(kind, TYPE_NAMES[kind], fields)

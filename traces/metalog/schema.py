@@ -1,8 +1,9 @@
 """The schema table of every metadata record and KRaft control message, and its compiled codecs.
 
-``METADATA_RECORDS`` transcribes metadata-records §5 and §8, ``CONTROL_MESSAGES`` §9. One generic
-flexible-encoding codec (§4) is compiled from the table once per (schema, version) into closures;
-decoded values are dicts keyed by the snake_case field names, lists are tuples and uuids are their
+``METADATA_RECORDS`` transcribes metadata-records §5 and §8, ``CONTROL_MESSAGES`` §9. The flexible
+encoding (§4) is compiled from the table once per (schema, version), at import: each decoder into the
+source of one Python function (no hand-written decoder per record), each encoder into closures.
+Decoded values are dicts keyed by the snake_case field names, lists are tuples and uuids are their
 22-character base64 text.
 """
 
@@ -13,13 +14,11 @@ import functools
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 from kraftspec.traces.metalog.errors import DecodeError
 
-Reader = Callable[[bytes, int], "tuple[Any, int]"]
 Writer = Callable[[Any, bytearray], None]
-Decoder = Callable[[bytes, int], "tuple[dict[str, Any], int]"]
 
 
 @dataclass(frozen=True)
@@ -157,14 +156,19 @@ _FIXED = {"int16": struct.Struct(">h"), "int32": struct.Struct(">i"), "int64": s
           "uint16": struct.Struct(">H"), "float64": struct.Struct(">d")}
 _MIN_SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint16": 2, "float64": 8, "bool": 1, "uuid": 16,
              "string": 1, "bytes": 1}
+_CODES = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "float64": "d", "bool": "?", "uuid": "16s"}
+"""The fixed-size types as ``struct`` codes (bool: any non-zero byte is true; uuid: its 16 raw bytes)."""
+_SMALL_ARRAYS = {code: tuple(struct.Struct(f">{n}{code}") for n in range(32))
+                 for kind, code in _CODES.items() if kind != "uuid"}
+"""Arrays of up to 31 fixed-size numbers or bools decode with one of these; longer ones build their Struct."""
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
-def read_uvarint(buf: bytes, pos: int, max_bytes: int = 5) -> tuple[int, int]:
-    """Unsigned varint, 7 bits a byte, low group first (§4); at most ``max_bytes`` bytes."""
+def read_uvarint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
+    """Unsigned varint, 7 bits a byte, low group first (§4), at most 5 bytes, ending before ``limit``."""
     value = shift = 0
-    for i in range(max_bytes):
-        if pos >= len(buf):
+    for _ in range(5):
+        if pos >= limit:
             raise DecodeError(pos, "varint runs past the end of the value")
         byte = buf[pos]
         pos += 1
@@ -172,7 +176,7 @@ def read_uvarint(buf: bytes, pos: int, max_bytes: int = 5) -> tuple[int, int]:
         if byte < 0x80:
             return value, pos
         shift += 7
-    raise DecodeError(pos - max_bytes, f"varint longer than {max_bytes} bytes")
+    raise DecodeError(pos - 5, "varint longer than 5 bytes")
 
 
 def write_uvarint(value: int, out: bytearray) -> None:
@@ -197,77 +201,43 @@ def uuid_bytes(text: str) -> bytes:
     return raw
 
 
-def _need(buf: bytes, pos: int, size: int, what: str) -> None:
-    if pos + size > len(buf):
-        raise DecodeError(pos, f"{what} needs {size} byte(s), {len(buf) - pos} left")
+def _fixed_error(pos: int, limit: int, kinds: tuple[str, ...]) -> NoReturn:
+    """A run of fixed-size fields (``kinds``, read with one ``struct``) does not fit before ``limit``: the error
+    names the first field that does not."""
+    while pos + _MIN_SIZE[kinds[0]] <= limit:
+        pos += _MIN_SIZE[kinds[0]]
+        kinds = kinds[1:]
+    raise DecodeError(pos, f"{kinds[0]} needs {_MIN_SIZE[kinds[0]]} byte(s), {limit - pos} left")
 
 
-def _fixed_reader(kind: str) -> Reader:
-    unpack = _FIXED[kind].unpack_from
-    size = _FIXED[kind].size
-
-    def read(buf: bytes, pos: int) -> tuple[Any, int]:
-        if pos + size > len(buf):
-            raise DecodeError(pos, f"{kind} needs {size} byte(s), {len(buf) - pos} left")
-        return unpack(buf, pos)[0], pos + size
-    return read
-
-
-def _read_int8(buf: bytes, pos: int) -> tuple[int, int]:
-    _need(buf, pos, 1, "int8")
-    value = buf[pos]
-    return (value - 256 if value > 127 else value), pos + 1
+def _length(buf: bytes, pos: int, limit: int, what: str, nullable: bool, elem_size: int) -> tuple[int, int]:
+    """Compact length ``n+1`` (``0`` = null, returned as −1): refuses lengths the bytes left before ``limit``
+    cannot hold (``elem_size`` bytes an element at least) before anything is allocated."""
+    start = pos
+    raw, pos = read_uvarint(buf, pos, limit)
+    length = raw - 1
+    if length < 0:
+        if not nullable:
+            raise DecodeError(start, f"null {what} in a non-nullable field")
+        return -1, pos
+    if length * elem_size > limit - pos:
+        raise DecodeError(start, f"{what} length {length} exceeds the {limit - pos} byte(s) left")
+    return length, pos
 
 
-def _read_bool(buf: bytes, pos: int) -> tuple[bool, int]:
-    _need(buf, pos, 1, "bool")
-    return buf[pos] != 0, pos + 1
+def _read_text(buf: bytes, pos: int, limit: int) -> tuple[str, int]:
+    """A non-nullable string (an element of a string array)."""
+    length, pos = _length(buf, pos, limit, "string", False, 1)
+    try:
+        return buf[pos:pos + length].decode("utf-8"), pos + length
+    except UnicodeDecodeError as exc:
+        raise DecodeError(pos + exc.start, "string is not UTF-8") from None
 
 
-def _read_uuid(buf: bytes, pos: int) -> tuple[str, int]:
-    _need(buf, pos, 16, "uuid")
-    return uuid_text(buf[pos:pos + 16]), pos + 16
-
-
-def _length_reader(what: str, nullable: bool, elem_size: int) -> Callable[[bytes, int], "tuple[int, int]"]:
-    """Compact length ``n+1`` (``0`` = null): refuses lengths the remaining bytes cannot hold before allocating."""
-    def read(buf: bytes, pos: int) -> tuple[int, int]:
-        start = pos
-        raw, pos = read_uvarint(buf, pos)
-        length = raw - 1
-        if length < 0:
-            if not nullable:
-                raise DecodeError(start, f"null {what} in a non-nullable field")
-            return -1, pos
-        if length * elem_size > len(buf) - pos:
-            raise DecodeError(start, f"{what} length {length} exceeds the {len(buf) - pos} byte(s) left")
-        return length, pos
-    return read
-
-
-def _string_reader(nullable: bool) -> Reader:
-    length_of = _length_reader("string", nullable, 1)
-
-    def read(buf: bytes, pos: int) -> tuple[Optional[str], int]:
-        length, pos = length_of(buf, pos)
-        if length < 0:
-            return None, pos
-        try:
-            return buf[pos:pos + length].decode("utf-8"), pos + length
-        except UnicodeDecodeError as exc:
-            raise DecodeError(pos + exc.start, "string is not UTF-8") from None
-    return read
-
-
-def _bytes_reader(nullable: bool) -> Reader:
-    length_of = _length_reader("bytes", nullable, 1)
-
-    def read(buf: bytes, pos: int) -> tuple[Optional[bytes], int]:
-        length, pos = length_of(buf, pos)
-        if length < 0:
-            return None, pos
-        return bytes(buf[pos:pos + length]), pos + length
-    return read
+def _read_bytes(buf: bytes, pos: int, limit: int) -> tuple[bytes, int]:
+    """A non-nullable bytes value (an element of a bytes array)."""
+    length, pos = _length(buf, pos, limit, "bytes", False, 1)
+    return bytes(buf[pos:pos + length]), pos + length
 
 
 def _min_size(f: Field, version: int) -> int:
@@ -277,46 +247,6 @@ def _min_size(f: Field, version: int) -> int:
         return _MIN_SIZE[kind]
     return 1 + sum(1 if sub.type.startswith("[]") else _min_size(sub, version)
                    for sub in f.fields if sub.tag is None and version >= sub.versions)
-
-
-def _array_reader(f: Field, version: int, nullable: bool) -> Reader:
-    element = _element_reader(f, version)
-    length_of = _length_reader("array", nullable, _min_size(f, version))
-
-    def read(buf: bytes, pos: int) -> tuple[Optional[tuple[Any, ...]], int]:
-        count, pos = length_of(buf, pos)
-        if count < 0:
-            return None, pos
-        items = []
-        for _ in range(count):
-            item, pos = element(buf, pos)
-            items.append(item)
-        return tuple(items), pos
-    return read
-
-
-def _element_reader(f: Field, version: int) -> Reader:
-    kind = f.type[2:] if f.type.startswith("[]") else f.type
-    if kind in _MIN_SIZE:
-        return _scalar_reader(kind, False)
-    return compile_decoder(f.fields, version)
-
-
-def _scalar_reader(kind: str, nullable: bool) -> Reader:
-    if kind in _FIXED:
-        return _fixed_reader(kind)
-    return {"int8": lambda n: _read_int8, "bool": lambda n: _read_bool, "uuid": lambda n: _read_uuid,
-            "string": _string_reader, "bytes": _bytes_reader}[kind](nullable)
-
-
-def field_reader(f: Field, version: int) -> Reader:
-    """The reader of one field's value at ``version`` (nullability is per version)."""
-    nullable = f.nullable is not None and version >= f.nullable
-    if f.type.startswith("[]"):
-        return _array_reader(f, version, nullable)
-    if f.fields:
-        return compile_decoder(f.fields, version)
-    return _scalar_reader(f.type, nullable)
 
 
 def default_of(f: Field) -> Any:
@@ -332,34 +262,143 @@ def default_of(f: Field) -> Any:
     return {"bool": False, "uuid": ZERO_UUID, "string": "", "bytes": b"", "float64": 0.0}.get(f.type, 0)
 
 
+# ---------------------------------------------------------------------------------------------------
+# Decoders: each (struct, version) of the table compiled once, at import, into the source of one function
+# (metadata-records §4). Runs of fixed-size fields are read with one ``struct``, one-byte lengths inline; the
+# general cases and every error go through the helpers above, so positions and messages do not depend on the
+# path taken.
+
+Decoder = Callable[[bytes, int, int], "tuple[dict[str, Any], int]"]
+"""``decode(buf, pos, limit) -> (fields, next position)``; the struct's bytes must end by ``limit`` (``len(buf)``,
+or the end of the tagged field holding it)."""
+
+
+class _Source:
+    """The lines of a generated module and the objects its code refers to by name."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {"DecodeError": DecodeError, "read_uvarint": read_uvarint, "_length": _length,
+                                      "_fixed_error": _fixed_error, "uuid_text": uuid_text, "Struct": struct.Struct}
+
+    def name(self, value: Any) -> str:
+        """A name bound to ``value`` in the generated module."""
+        key = f"c{len(self.names)}"
+        self.names[key] = value
+        return key
+
+    def emit(self, indent: int, *lines: str) -> None:
+        """Append ``lines`` at ``indent`` levels of four spaces."""
+        self.lines.extend("    " * indent + line for line in lines)
+
+
+def _emit_field(src: _Source, f: Field, version: int, var: str, indent: int) -> None:
+    """Code reading one field that is not a fixed-size scalar into ``var`` (``pos`` advances)."""
+    nullable = f.nullable is not None and version >= f.nullable
+    if f.fields and not f.type.startswith("[]"):
+        src.emit(indent, f"{var}, pos = {src.name(compile_decoder(f.fields, version))}(buf, pos, limit)")
+        return
+    kind = f.type[2:] if f.type.startswith("[]") else f.type
+    what = "array" if f.type.startswith("[]") else kind
+    size = _min_size(f, version) if f.type.startswith("[]") else 1
+    src.emit(indent,
+             f"if pos < limit and 0 < buf[pos] < 128 and (buf[pos] - 1) * {size} < limit - pos:",
+             "    length = buf[pos] - 1",
+             "    pos += 1",
+             "else:",
+             f"    length, pos = _length(buf, pos, limit, {what!r}, {nullable}, {size})")
+    if nullable:
+        src.emit(indent, "if length < 0:", f"    {var} = None", "else:")
+        indent += 1
+    if not f.type.startswith("[]"):
+        if kind == "string":
+            src.emit(indent, "try:", f"    {var} = buf[pos:pos + length].decode('utf-8')",
+                     "except UnicodeDecodeError as exc:",
+                     "    raise DecodeError(pos + exc.start, 'string is not UTF-8') from None")
+        else:
+            src.emit(indent, f"{var} = bytes(buf[pos:pos + length])")
+        src.emit(indent, "pos += length")
+    elif kind == "uuid":
+        src.emit(indent, f"{var} = tuple(uuid_text(buf[p:p + 16]) for p in range(pos, pos + 16 * length, 16))",
+                 "pos += 16 * length")
+    elif kind in _CODES:
+        code, arrays = _CODES[kind], src.name(_SMALL_ARRAYS[_CODES[kind]])
+        src.emit(indent,
+                 f"{var} = ({arrays}[length] if length < 32 else Struct(f'>{{length}}{code}')).unpack_from(buf, pos)",
+                 f"pos += {_MIN_SIZE[kind]} * length")
+    else:
+        element = src.name({"string": _read_text, "bytes": _read_bytes}[kind] if kind in _MIN_SIZE
+                           else compile_decoder(f.fields, version))
+        src.emit(indent, "items = []", "for _ in range(length):", f"    item, pos = {element}(buf, pos, limit)",
+                 "    items.append(item)", f"{var} = tuple(items)")
+
+
+def _emit_fixed_run(src: _Source, run: list[tuple[Field, str]], indent: int) -> None:
+    """Code reading consecutive fixed-size fields with one ``struct`` (uuids become their text)."""
+    layout = struct.Struct(">" + "".join(_CODES[f.type] for f, _ in run))
+    kinds = tuple(f.type for f, _ in run)
+    targets = ", ".join(var for _, var in run) + ("," if len(run) == 1 else "")
+    src.emit(indent, f"if pos + {layout.size} > limit:", f"    _fixed_error(pos, limit, {src.name(kinds)})",
+             f"{targets} = {src.name(layout)}.unpack_from(buf, pos)", f"pos += {layout.size}")
+    for f, var in run:
+        if f.type == "uuid":
+            src.emit(indent, f"{var} = uuid_text({var})")
+
+
+def _emit_fields(src: _Source, fields: list[tuple[Field, str]], version: int, indent: int) -> None:
+    """Code reading ``fields`` in order, each into its variable."""
+    run: list[tuple[Field, str]] = []
+    for f, var in fields:
+        if f.type in _CODES:
+            run.append((f, var))
+            continue
+        if run:
+            _emit_fixed_run(src, run, indent)
+            run = []
+        _emit_field(src, f, version, var, indent)
+    if run:
+        _emit_fixed_run(src, run, indent)
+
+
 def compile_decoder(fields: tuple[Field, ...], version: int) -> Decoder:
-    """A closure decoding a struct at ``version``: inline fields in order, then the tagged-field section (§4).
+    """The decoder of a struct at ``version``: inline fields in order, then the tagged-field section (§4), where
+    unknown tags are skipped and a known one must use exactly its declared size.
 
-    Fields absent at ``version`` decode to their default, so every decoded dict has every key of the schema.
+    Fields absent at ``version`` decode to their default, so every decoded dict has every key of the schema, in
+    schema order.
     """
-    inline = tuple((f.key, field_reader(f, version)) for f in fields if version >= f.versions and f.tag is None)
-    tagged = {f.tag: (f.key, field_reader(f, version)) for f in fields if version >= f.versions and f.tag is not None}
-    defaults = {f.key: default_of(f) for f in fields}
-
-    def decode(buf: bytes, pos: int) -> tuple[dict[str, Any], int]:
-        out = dict(defaults)
-        for key, read in inline:
-            out[key], pos = read(buf, pos)
-        count, pos = read_uvarint(buf, pos)
-        for _ in range(count):
-            tag, pos = read_uvarint(buf, pos)
-            size, pos = read_uvarint(buf, pos)
-            end = pos + size
-            if end > len(buf):
-                raise DecodeError(pos, f"tagged field {tag} of {size} byte(s) runs past the end")
-            spec = tagged.get(tag)
-            if spec is not None:
-                key, read = spec
-                out[key], used = read(buf[:end], pos)
-                if used != end:
-                    raise DecodeError(used, f"tagged field {tag} declares {size} byte(s), its value used {used - pos}")
-            pos = end
-        return out, pos
+    src = _Source()
+    present = [f for f in fields if version >= f.versions]
+    var = {f.key: f"v{i}" for i, f in enumerate(fields)}
+    tagged = [f for f in present if f.tag is not None]
+    for f in tagged:  # one function per tagged field: its value must end exactly at the field's end
+        src.emit(0, f"def tag{f.tag}(buf, pos, limit):")
+        _emit_fields(src, [(f, "value")], version, 1)
+        src.emit(1, "return value, pos")
+    src.emit(0, "def decode(buf, pos, limit):")
+    _emit_fields(src, [(f, var[f.key]) for f in present if f.tag is None], version, 1)
+    for f in tagged:
+        src.emit(1, f"{var[f.key]} = {src.name(default_of(f))}")
+    src.emit(1, "if pos < limit and buf[pos] < 128:", "    count = buf[pos]", "    pos += 1", "else:",
+             "    count, pos = read_uvarint(buf, pos, limit)",
+             "for _ in range(count):",
+             "    tag, pos = read_uvarint(buf, pos, limit)",
+             "    size, pos = read_uvarint(buf, pos, limit)",
+             "    end = pos + size",
+             "    if end > limit:",
+             "        raise DecodeError(pos, f'tagged field {tag} of {size} byte(s) runs past the end')")
+    for i, f in enumerate(tagged):
+        src.emit(2, f"{'if' if i == 0 else 'elif'} tag == {f.tag}:", f"    {var[f.key]}, used = tag{f.tag}(buf, pos, end)")
+    if tagged:
+        src.emit(2, "else:", "    pos = end", "    continue",
+                 "if used != end:",
+                 "    raise DecodeError(used, f'tagged field {tag} declares {size} byte(s), its value used {used - pos}')")
+    src.emit(2, "pos = end")
+    items = ", ".join(f"{f.key!r}: {var[f.key] if version >= f.versions else src.name(default_of(f))}" for f in fields)
+    src.emit(1, f"return {{{items}}}, pos")
+    exec(compile("\n".join(src.lines), f"<decoder {', '.join(f.name for f in fields)[:60]} v{version}>", "exec"),
+         src.names)
+    decode: Decoder = src.names["decode"]
     return decode
 
 
@@ -440,6 +479,13 @@ NOOP_VALUE = b"\x01\x14\x00\x00"
 """The whole value of NoOpRecord v0 (metadata-records §4 worked example), decoded without the generic path."""
 
 
+_FRAMES: dict[bytes, tuple[int, int, Schema, Decoder]] = {
+    bytes((1, api_key, v)): (api_key, v, METADATA_RECORDS[api_key], decoder)
+    for (api_key, v), decoder in DECODERS.items() if api_key < 0x80 and v < 0x80
+}
+"""The three frame bytes (frame version 1, apiKey, version, each a one-byte varint) of every record version."""
+
+
 def decode_metadata_value(value: bytes) -> tuple[int, int, dict[str, Any]]:
     """Decode a framed record value to ``(api_key, version, fields)`` (metadata-records §3).
 
@@ -448,29 +494,42 @@ def decode_metadata_value(value: bytes) -> tuple[int, int, dict[str, Any]]:
     """
     if value == NOOP_VALUE:
         return NOOP_API_KEY, 0, {}
-    frame, pos = read_uvarint(value, 0)
+    known = _FRAMES.get(value[:3])
+    if known is None:
+        api_key, version, pos = _frame(value)
+        schema, decoder = METADATA_RECORDS[api_key], DECODERS[(api_key, version)]
+    else:
+        api_key, version, schema, decoder = known
+        pos = 3
+    fields, end = decoder(value, pos, len(value))
+    if end != len(value):
+        raise DecodeError(end, f"{len(value) - end} byte(s) of garbage after the {schema.name} v{version} body")
+    return api_key, version, fields
+
+
+def _frame(value: bytes) -> tuple[int, int, int]:
+    """``(api_key, version, body position)`` of a frame whose bytes are not those of a known record version:
+    the error it breaks, or a known version in a longer varint encoding."""
+    limit = len(value)
+    frame, pos = read_uvarint(value, 0, limit)
     if frame != 1:
         if frame == 0:
             raise DecodeError(0, "frame version 0 is the unsupported Kafka 2.8 preview format")
         raise DecodeError(0, f"unknown frame version {frame}")
     key_pos = pos
-    api_key, pos = read_uvarint(value, pos)
+    api_key, pos = read_uvarint(value, pos, limit)
     if api_key > 0x7FFF:
         raise DecodeError(key_pos, f"apiKey {api_key} does not fit in int16")
     version_pos = pos
-    version, pos = read_uvarint(value, pos)
+    version, pos = read_uvarint(value, pos, limit)
     if version > 0x7FFF:
         raise DecodeError(version_pos, f"record version {version} does not fit in int16")
     schema = METADATA_RECORDS.get(api_key)
     if schema is None:
         raise DecodeError(key_pos, f"unknown metadata record apiKey {api_key}")
-    decoder = DECODERS.get((api_key, version))
-    if decoder is None:
+    if (api_key, version) not in DECODERS:
         raise DecodeError(version_pos, f"{schema.name} has no version {version} (valid {schema.lo}-{schema.hi})")
-    fields, end = decoder(value, pos)
-    if end != len(value):
-        raise DecodeError(end, f"{len(value) - end} byte(s) of garbage after the {schema.name} v{version} body")
-    return api_key, version, fields
+    return api_key, version, pos
 
 
 def encode_metadata_value(api_key: int, version: int, fields: dict[str, Any]) -> bytes:

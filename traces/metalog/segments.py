@@ -22,6 +22,8 @@ from kraftspec.traces.metalog.errors import LogFormatError
 HEADER = struct.Struct(">qiibIhiqqqhii")
 """baseOffset .. recordsCount: the 61-byte batch header (metadata-records §2)."""
 HEADER_SIZE = HEADER.size
+CHECK = struct.Struct(">8xi4xbIh")
+"""batchLength, magic, crc and attributes: the header fields :func:`read_chunks` checks."""
 LOG_OVERHEAD = 12
 """baseOffset + batchLength: the bytes not counted by batchLength."""
 MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
@@ -37,6 +39,10 @@ CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 MIN_RECORD_SIZE = 7
 """length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headersCount: one byte each at least."""
 CHUNK_SIZE = 1 << 20
+ZIGZAG = tuple((byte >> 1) ^ -(byte & 1) for byte in range(0x80))
+"""The value of each one-byte signed zig-zag varint."""
+Chunk = tuple[bytes, int, list[int], int]
+"""``(buf, buf_offset, starts, end)`` from :func:`read_chunks`."""
 
 
 class Record(NamedTuple):
@@ -82,38 +88,55 @@ class Batch(NamedTuple):
         return self.base_offset + self.last_offset_delta
 
     def records(self) -> list[Record]:
-        """Parse the records (signed zig-zag varints, §2); any inconsistency is a :class:`LogFormatError`."""
-        buf, pos, end = self.data, HEADER_SIZE, len(self.data)
-        base = self.file_offset
-        if self.records_count < 0 or self.records_count * MIN_RECORD_SIZE > end - pos:
-            raise LogFormatError(self.path, base + HEADER_SIZE - 4,
-                                 f"recordsCount {self.records_count} cannot fit in the batch's {end - pos} record bytes")
+        """Parse the records (signed zig-zag varints, §2); any inconsistency is a :class:`LogFormatError`.
+
+        One-byte varints (almost all of them) are read inline, the others by :func:`_zigzag` and :func:`_blob`,
+        which also raise every error."""
+        buf, pos, end, path = self.data, HEADER_SIZE, len(self.data), self.path
+        base, base_offset, base_timestamp, count = self.file_offset, self.base_offset, self.base_timestamp, self.records_count
+        if count < 0 or count * MIN_RECORD_SIZE > end - pos:
+            raise LogFormatError(path, base + HEADER_SIZE - 4,
+                                 f"recordsCount {count} cannot fit in the batch's {end - pos} record bytes")
         out = []
-        for _ in range(self.records_count):
+        for _ in range(count):
             start = pos
-            length, pos = _zigzag(buf, pos, end, 5, self.path, base)
+            if pos < end and buf[pos] < 0x80:
+                length, pos = ZIGZAG[buf[pos]], pos + 1
+            else:
+                length, pos = _zigzag(buf, pos, end, 5, path, base)
             if length < 0 or pos + length > end:
-                raise LogFormatError(self.path, base + start,
+                raise LogFormatError(path, base + start,
                                      f"record length {length} exceeds the {end - pos} byte(s) left in the batch")
             rec_end = pos + length
             pos += 1  # attributes: unused (§2)
-            ts_delta, pos = _zigzag(buf, pos, rec_end, 10, self.path, base)
-            offset_delta, pos = _zigzag(buf, pos, rec_end, 5, self.path, base)
-            key, pos, _ = _blob(buf, pos, rec_end, "key", self.path, base)
-            value, pos, value_pos = _blob(buf, pos, rec_end, "value", self.path, base)
-            headers, pos = _zigzag(buf, pos, rec_end, 5, self.path, base)
-            if headers < 0 or headers * 2 > rec_end - pos:
-                raise LogFormatError(self.path, base + pos, f"headersCount {headers} cannot fit in the record")
-            for _ in range(headers):
-                _, pos, _ = _blob(buf, pos, rec_end, "header key", self.path, base)
-                _, pos, _ = _blob(buf, pos, rec_end, "header value", self.path, base)
-            if pos != rec_end:
-                raise LogFormatError(self.path, base + pos,
-                                     f"record declares {length} byte(s) but its fields end {rec_end - pos} byte(s) early")
-            out.append(Record(base + start, self.base_offset + offset_delta, self.base_timestamp + ts_delta,
-                              key, value, base + value_pos))
+            if pos + 2 < rec_end and buf[pos] < 0x80 and buf[pos + 1] < 0x80 and buf[pos + 2] == 1:
+                ts_delta, offset_delta, key, pos = ZIGZAG[buf[pos]], ZIGZAG[buf[pos + 1]], None, pos + 3  # null key
+            else:
+                ts_delta, pos = _zigzag(buf, pos, rec_end, 10, path, base)
+                offset_delta, pos = _zigzag(buf, pos, rec_end, 5, path, base)
+                key, pos, _ = _blob(buf, pos, rec_end, "key", path, base)
+            if pos < rec_end and buf[pos] < 0x80 and 0 <= ZIGZAG[buf[pos]] <= rec_end - pos - 1:
+                value_pos = pos + 1
+                pos = value_pos + ZIGZAG[buf[pos]]
+                value: Optional[bytes] = buf[value_pos:pos]
+            else:
+                value, pos, value_pos = _blob(buf, pos, rec_end, "value", path, base)
+            if pos + 1 == rec_end and buf[pos] == 0:  # no headers
+                pos = rec_end
+            else:
+                headers, pos = _zigzag(buf, pos, rec_end, 5, path, base)
+                if headers < 0 or headers * 2 > rec_end - pos:
+                    raise LogFormatError(path, base + pos, f"headersCount {headers} cannot fit in the record")
+                for _ in range(headers):
+                    _, pos, _ = _blob(buf, pos, rec_end, "header key", path, base)
+                    _, pos, _ = _blob(buf, pos, rec_end, "header value", path, base)
+                if pos != rec_end:
+                    raise LogFormatError(path, base + pos,
+                                         f"record declares {length} byte(s) but its fields end {rec_end - pos} byte(s) early")
+            out.append(Record(base + start, base_offset + offset_delta, base_timestamp + ts_delta, key, value,
+                              base + value_pos))
         if pos != end:
-            raise LogFormatError(self.path, base + pos, f"{end - pos} byte(s) after the last of {self.records_count} records")
+            raise LogFormatError(path, base + pos, f"{end - pos} byte(s) after the last of {count} records")
         return out
 
 
@@ -148,47 +171,79 @@ def read_batches(stream: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> I
 
     Raises :class:`LogFormatError` naming ``path`` and the absolute offset of: a header cut off by the end of
     the file, a batchLength below the header size or beyond the bytes left, magic ≠ 2, a CRC-32C mismatch,
-    or a compressed batch.
+    or a compressed batch (every batch before the bad one is yielded first).
+    """
+    for buf, buf_offset, starts, _ in read_chunks(stream, path, chunk_size):
+        for pos in starts:
+            yield batch_at(buf, buf_offset, pos, path)
+
+
+def batch_at(buf: bytes, buf_offset: int, pos: int, path: str) -> Batch:
+    """The :class:`Batch` starting at ``pos`` of a chunk from :func:`read_chunks` (already checked)."""
+    header = HEADER.unpack_from(buf, pos)
+    return tuple.__new__(Batch, header + (buf_offset + pos, buf[pos:pos + LOG_OVERHEAD + header[1]], path))
+
+
+def read_chunks(stream: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[Chunk]:
+    """The batches of a seekable binary ``stream``, from its current position to its end, a chunk at a time (§2).
+
+    Each :data:`Chunk` is ``(buf, buf_offset, starts, end)``: ``buf`` holds the file's bytes from ``buf_offset``
+    on, ``starts`` the positions in ``buf`` of consecutive whole batches whose batchLength, magic, CRC-32C and
+    compression were checked, and ``end`` the position after the last of them. At most one read chunk plus one
+    batch is held: a batchLength is checked against the bytes left in the file (and 64 MiB) before the read it
+    asks for. A bad batch raises :class:`LogFormatError` (the cases :func:`read_batches` lists) once the good
+    batches before it have been yielded.
     """
     start = stream.tell()
     size = stream.seek(0, 2)
     stream.seek(start)
-    unpack, new = HEADER.unpack_from, tuple.__new__
+    check = CHECK.unpack_from
     buf, buf_offset, pos, end = b"", start, 0, 0
     while True:
-        if end - pos < HEADER_SIZE:
-            buf, buf_offset, pos = buf[pos:] + stream.read(chunk_size), buf_offset + pos, 0
-            end = len(buf)
+        starts: list[int] = []
+        append, room, last = starts.append, size - buf_offset, end - HEADER_SIZE
+        need, error = HEADER_SIZE, None
+        while pos <= last:
+            length, magic, stored, attributes = check(buf, pos)
+            after = pos + LOG_OVERHEAD + length
+            if after > end or length < MIN_BATCH_LENGTH or length > MAX_BATCH_LENGTH:
+                if length < MIN_BATCH_LENGTH or length > MAX_BATCH_LENGTH or after > room:
+                    at = buf_offset + pos
+                    error = LogFormatError(path, at + 8, f"batchLength {length} outside [{MIN_BATCH_LENGTH}, "
+                                                         f"{_limit(size, at)}] (the bytes left in the file, at most "
+                                                         f"{MAX_BATCH_LENGTH})")
+                else:
+                    need = after - pos  # the file holds the batch, the chunk does not: read on
+                break
+            if magic != MAGIC_V2:
+                error = LogFormatError(path, buf_offset + pos + 16,
+                                       f"magic {magic}, only magic 2 batches exist in KRaft logs")
+                break
+            computed = crc32c(buf[pos + CRC_START:after])
+            if computed != stored:
+                error = LogFormatError(path, buf_offset + pos + 17,
+                                       f"CRC-32C mismatch: stored {stored:#010x}, computed {computed:#010x}")
+                break
+            if attributes & COMPRESSION_MASK:
+                codec = attributes & COMPRESSION_MASK
+                error = LogFormatError(path, buf_offset + pos + CRC_START,
+                                       f"compressed batch ({CODECS.get(codec, codec)}): KRaft writes uncompressed "
+                                       f"batches and this reader does not decompress")
+                break
+            append(pos)
+            pos = after
+        if starts:
+            yield buf, buf_offset, starts, pos
+        if error is not None:
+            raise error
+        buf = buf[pos:] + stream.read(max(chunk_size, need - (end - pos)))
+        buf_offset, pos, end = buf_offset + pos, 0, len(buf)
+        if end < need:
             if not end:
                 return
             if end < HEADER_SIZE:
                 _short_header(buf, buf_offset, size, path)
-        header = unpack(buf, pos)
-        length = header[1]
-        total = LOG_OVERHEAD + length
-        if length < MIN_BATCH_LENGTH or length > MAX_BATCH_LENGTH or buf_offset + pos + total > size:
-            at = buf_offset + pos
-            raise LogFormatError(path, at + 8, f"batchLength {length} outside [{MIN_BATCH_LENGTH}, "
-                                               f"{_limit(size, at)}] (the bytes left in the file, at most "
-                                               f"{MAX_BATCH_LENGTH})")
-        if end - pos < total:
-            buf = buf[pos:] + stream.read(max(chunk_size, total - (end - pos)))
-            buf_offset, pos, end = buf_offset + pos, 0, len(buf)
-            if end < total:
-                raise LogFormatError(path, buf_offset, f"truncated batch: {end} of {total} byte(s) readable")
-        at = buf_offset + pos
-        if header[3] != MAGIC_V2:
-            raise LogFormatError(path, at + 16, f"magic {header[3]}, only magic 2 batches exist in KRaft logs")
-        data = buf[pos:pos + total]
-        computed = crc32c(data[CRC_START:])
-        if computed != header[4]:
-            raise LogFormatError(path, at + 17, f"CRC-32C mismatch: stored {header[4]:#010x}, computed {computed:#010x}")
-        if header[5] & COMPRESSION_MASK:
-            codec = header[5] & COMPRESSION_MASK
-            raise LogFormatError(path, at + CRC_START, f"compressed batch ({CODECS.get(codec, codec)}): KRaft writes "
-                                                        f"uncompressed batches and this reader does not decompress")
-        yield new(Batch, header + (at, data, path))
-        pos += total
+            raise LogFormatError(path, buf_offset, f"truncated batch: {end} of {need} byte(s) readable")
 
 
 def _limit(size: int, at: int) -> int:
