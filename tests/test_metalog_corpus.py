@@ -4,6 +4,8 @@ README says each holds."""
 from __future__ import annotations
 
 import json
+import random
+import struct
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,34 @@ def test_the_noop_fast_path_changes_nothing(monkeypatch: pytest.MonkeyPatch, tmp
     fast = audit_paths(paths).dumps()
     monkeypatch.setattr(audit, "NOOP_BATCH_SIZE", -1)
     assert audit_paths(paths).dumps() == fast
+
+
+def _is_noop_at(data: bytes, pos: int, offset: int, epoch: int) -> bool:
+    """The NoOp fast path's condition for one batch, byte range by byte range."""
+    from kraftspec.traces.metalog.audit import NOOP_TAIL
+
+    return (data[pos:pos + 8] == offset.to_bytes(8, "big") and data[pos + 8:pos + 16] == struct.pack(">ii", 60, epoch)
+            and data[pos + 21:pos + 27] == bytes(6) and data[pos + 43:pos + 72] == NOOP_TAIL)
+
+
+def test_a_noop_run_ends_at_the_first_batch_that_breaks_the_fast_path_condition() -> None:
+    """``noop_run`` checks a run column by column; batch by batch, the run must end at the same batch."""
+    from kraftspec.traces.metalog.audit import noop_run
+    from kraftspec.traces.metalog.corpus import largest_log
+    from kraftspec.traces.metalog.segments import read_batches
+
+    raw = largest_log().read_bytes()
+    with open(largest_log(), "rb") as f:
+        noops = [(b.file_offset, b.base_offset, b.leader_epoch) for b in read_batches(f, "log") if len(b.data) == 72]
+    rng = random.Random(20)
+    for _ in range(400):
+        pos, offset, epoch = rng.choice(noops)
+        count = rng.randint(1, min(512, (len(raw) - pos) // 72))
+        window = bytearray(raw[:pos + 72 * count])
+        for _ in range(rng.choice([0, 1, 2])):
+            window[pos + rng.randrange(72 * count)] ^= 1 << rng.randrange(8)
+        data = bytes(window)
+        expected = 0
+        while expected < count and _is_noop_at(data, pos + 72 * expected, offset + expected, epoch):
+            expected += 1
+        assert noop_run(memoryview(data), pos, count, offset, struct.pack(">ii", 60, epoch)) == expected

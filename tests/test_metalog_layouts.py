@@ -49,6 +49,27 @@ def test_a_log_in_three_segments_is_clean(tmp_path: Path) -> None:
     assert report.snapshots_compared == ["00000000000000007111-0000000001.checkpoint at offset 7111"]
 
 
+def test_the_noop_fast_path_is_taken_in_every_segment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the batches that are not single NoOps at the next offset, and each segment's first, take the general
+    path (a throughput property: every batch's CRC is checked by the reader either way)."""
+    from kraftspec.traces.metalog import audit
+
+    general: list[int] = []
+    checked = audit._LogAudit.batch
+
+    def counted(self: audit._LogAudit, batch: audit.Batch) -> int:
+        general.append(batch.base_offset)
+        return checked(self, batch)
+    monkeypatch.setattr(audit._LogAudit, "batch", counted)
+    audit_paths([REN])
+    whole = len(general)
+    general.clear()
+    data = copy_tree(REN, tmp_path / "data")
+    names = split_log(data, [5000, 12000])
+    audit_paths([data])
+    assert whole < 40 and len(general) <= whole + len(names) - 1
+
+
 def test_a_misnamed_second_segment_is_reported(tmp_path: Path) -> None:
     data = copy_tree(REN, tmp_path / "data")
     names = split_log(data, [5000])
