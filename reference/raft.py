@@ -420,7 +420,7 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
                                    diverging, (), req.correlation_id)
     records = raft_log.read(log, req.fetch_offset, node.config.fetch_max_records)
     leader = raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now, node.config)
-    return evolve(node, state=leader), fast_new(FetchResponse, {
+    return fast_new(RaftNode, {**node.__dict__, "state": leader}), fast_new(FetchResponse, {
         "source": local, "error": _NONE, "partition_error": _NONE, "leader_epoch": leader.epoch, "leader_id": local,
         "leader_endpoints": endpoints, "high_watermark": leader.high_watermark, "log_start_offset": 0,
         "diverging_epoch": NO_DIVERGING_EPOCH, "records": records, "correlation_id": req.correlation_id})
@@ -442,13 +442,14 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
         return node
     old_hw = node.state.high_watermark if type(node.state) is Leader else -1
     node, resp = _try_complete_fetch(node, req, now)
-    if (resp.partition_error != _NONE or resp.records or req.max_wait_ms == 0
+    if (resp.partition_error is not _NONE or resp.records or req.max_wait_ms == 0
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
-        out.append(Send(src, resp))
+        out.append(fast_new(Send, {"destination": src, "message": resp}))
     else:
         leader = node.state
         node = evolve(node, state=evolve(leader, parked=leader.parked + (ParkedFetch(src, req, now + req.max_wait_ms),)))
-    if type(node.state) is Leader and node.state.high_watermark != old_hw:
+    state = node.state
+    if type(state) is Leader and state.parked and state.high_watermark != old_hw:
         node = _complete_parked(node, now, out, lambda parked: parked.source != src)
     return node
 

@@ -6,17 +6,20 @@ kraft-semantics §3.6 and §3.10 (``LeaderState.java``). Each function returns a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from kraftspec.reference import raft_rules
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState, evolve, fast_new
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
+_END_OFFSET = attrgetter("end_offset")
+_NO_VOTERS: frozenset[int] = frozenset()
 
 
 def _with_high_watermark(leader: Leader, voter_states: FrozenMap[int, ReplicaState]) -> int:
     """The HW after a voter's end offset changed (``maybeUpdateHighWatermark``)."""
-    offsets = tuple(s.end_offset for s in voter_states.values())
+    offsets = tuple(map(_END_OFFSET, voter_states.values()))
     return raft_rules.next_high_watermark(leader.high_watermark, offsets, leader.epoch_start_offset)
 
 
@@ -37,12 +40,16 @@ def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
 def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, now: int) -> ReplicaState:
     """``ReplicaState.updateFollowerState``: caught-up time first, then fetch time and end offset."""
     caught_up = state.last_caught_up_ms
+    last_fetch = state.last_fetch_ms
     if leader_end_offset >= 0:
         if fetch_offset >= leader_end_offset:
-            caught_up = max(caught_up, now)
-        elif state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset:
-            caught_up = max(caught_up, state.last_fetch_ms)
-    return fast_new(ReplicaState, {"end_offset": fetch_offset, "last_fetch_ms": max(state.last_fetch_ms, now),
+            if now > caught_up:
+                caught_up = now
+        elif (state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset
+              and last_fetch > caught_up):
+            caught_up = last_fetch
+    return fast_new(ReplicaState, {"end_offset": fetch_offset,
+                                   "last_fetch_ms": now if now > last_fetch else last_fetch,
                                    "last_fetch_leader_end_offset": leader_end_offset,
                                    "last_caught_up_ms": caught_up, "acknowledged": True})
 
@@ -51,7 +58,8 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
                          config: QuorumConfig) -> Leader:
     """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71).
 
-    The HW is recomputed only when the voter's end offset changed (it is a function of the end offsets).
+    The HW is recomputed only when the voter's end offset changed (it is a function of the end offsets);
+    the set of fetched voters is built only when check quorum is not reached (it is then emptied).
     """
     voters = leader.voter_states
     own = voters.get(leader.local_id)
@@ -65,15 +73,16 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
         return evolve(leader, observer_states=observers)
     voter_states = voters.set(replica_id, _followed(voter, fetch_offset, leader_end, now))
     fetched = leader.fetched_voters
-    if replica_id not in fetched:
-        fetched = fetched | {replica_id}
+    new_fetcher = replica_id not in fetched
     deadline = leader.check_quorum_deadline
-    if raft_rules.check_quorum_reached(len(voter_states), len(fetched), own is not None):
-        fetched = frozenset()
+    if raft_rules.check_quorum_reached(len(voter_states), len(fetched) + new_fetcher, own is not None):
+        fetched = _NO_VOTERS
         deadline = now + config.check_quorum_timeout_ms
+    elif new_fetcher:
+        fetched = fetched | {replica_id}
     hw = leader.high_watermark if voter.end_offset == fetch_offset else _with_high_watermark(leader, voter_states)
-    return evolve(leader, voter_states=voter_states, fetched_voters=fetched, check_quorum_deadline=deadline,
-                  high_watermark=hw)
+    return fast_new(Leader, {**leader.__dict__, "voter_states": voter_states, "fetched_voters": fetched,
+                             "check_quorum_deadline": deadline, "high_watermark": hw})
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:
