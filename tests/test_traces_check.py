@@ -163,3 +163,23 @@ def test_counts_per_component_in_the_text_and_the_json_report(tmp_path: Path) ->
     assert totals(text) == "checked 3 traces from 1 file(s): 1 conformant, 1 divergent, 1 unreadable"
     report = json.loads(run([str(path)], as_json=True)[1])
     assert report["components"] == {"broker": {"conformant": 1, "divergent": 1, "steps": 2}}
+
+
+
+@pytest.mark.parametrize("field,retyped", [("fenced", int), ("in_controlled_shutdown", int), ("epoch", float)])
+def test_a_post_state_entry_of_another_json_type_diverges_even_in_the_recorded_order(field: str, retyped: type) -> None:
+    """A post-state entry stated in the recorded order but with another JSON type diverges (1 is not true, 0.0 is
+    not 0), on that field alone."""
+    from kraftspec.traces.format import trace_from_json
+    from kraftspec.traces.replay import replay
+
+    trace = next(iter(generate_sim(seed=5, traces=1, steps=10)))
+    assert replay(trace).conformant
+    obj = json.loads(jsonl.dumps(trace))
+    step = next(i for i, s in enumerate(obj["steps"]) if s["post"]["brokers"])
+    entry = next(iter(obj["steps"][step]["post"]["brokers"].values()))
+    entry[field] = retyped(entry[field])
+    verdict = replay(trace_from_json(obj))
+    assert verdict.divergence is not None and verdict.divergence.step == step
+    broker = next(iter(obj["steps"][step]["post"]["brokers"]))
+    assert [d.path for d in verdict.divergence.diffs] == [f"post.brokers.{broker}.{field}"]

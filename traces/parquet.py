@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kraftspec.traces.format import Trace, trace_from_json, trace_to_json
+from kraftspec.traces.format import Step, Trace, components, step_from_json, trace_from_json, trace_to_json
 from kraftspec.traces.values import TraceError
 
 RECORD = pa.struct([("offset", pa.int64()), ("type", pa.string()), ("fields", pa.string())])
@@ -28,8 +28,11 @@ SCHEMA = pa.schema([("format", pa.string()), ("component", pa.string()), ("id", 
                     ("initial", pa.string()), ("steps", pa.list_(STEP))])
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # json.dumps(value, separators=(",", ":")), built once
+
+
 def _dump(value: Any) -> Optional[str]:
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    return None if value is None else _ENCODER.encode(value)
 
 
 def to_row(trace: Trace) -> dict[str, Any]:
@@ -78,7 +81,105 @@ def _load_each(texts: list[Optional[str]], names: list[str]) -> Iterator[Any]:
 
 
 def from_row(row: dict[str, Any]) -> Trace:
-    """The trace of one Parquet row (the JSON object the row encodes, decoded and checked)."""
+    """The trace of one Parquet row (the JSON object the row encodes, decoded and checked).
+
+    Rows of a set repeat the same texts (the same requests, responses, records, post-states), so a
+    row is first decoded from memos of texts already decoded (:func:`_from_row_memoized`); a row that
+    does not decode there (anything unusual, or an error) is decoded by :func:`_from_row_checked`,
+    which decides and names the first error. Both give the same trace.
+    """
+    try:
+        return _from_row_memoized(row)
+    except Exception:  # noqa: BLE001 - any doubt: the checked decoder decides (and names the error), below
+        pass
+    return _from_row_checked(row)
+
+
+MEMO_ENTRIES = 1 << 14
+"""Entries per memo below (each is cleared when full): bounds their memory whatever the set's size."""
+_PARSED: dict[str, Any] = {}  # a JSON text -> its value (responses, post-states, record fields); never mutated
+_INPUTS: dict[tuple[str, str, Optional[int], str], tuple[str, Mapping[str, Any]]] = {}  # (component, action, now,
+# input text) -> the step's action and arguments (shared, never mutated)
+_RECORDS: dict[tuple[str, str, Optional[str]], Any] = {}  # (component, record type, fields text) -> the record
+_UNSEEN = object()
+
+
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def _parsed(text: str) -> Any:
+    """The value of a JSON text that is exactly one JSON value (anything else raises)."""
+    value = _PARSED.get(text, _UNSEEN)
+    if value is _UNSEEN:
+        value, end = _scan(text, 0)
+        if end != len(text):
+            raise ValueError("not exactly one JSON value")
+        _memo_put(_PARSED, text, value)
+    return value
+
+
+def _from_row_memoized(row: dict[str, Any]) -> Trace:
+    """:func:`_from_row_checked`'s trace, each part decoded once per distinct text and then shared.
+
+    A step's parts decode independently (``step_from_json`` checks its input, response, records
+    and post-state in turn), so each is memoized on its own: the input on (component, action, now,
+    text), a record on (component, type, fields text), a response or post-state on its text. A part seen for the first
+    time is decoded by ``step_from_json`` / ``decode_record`` themselves. Raises on anything the
+    checked decoder might refuse or read differently (the caller then asks it).
+    """
+    steps = []
+    name, initial = row["component"], row["initial"]
+    component = components()[name]
+    for i, step in enumerate(row["steps"] or ()):
+        action, now, text = step["action"], step["now"], step["input"]
+        if now is not None and type(now) is not int:  # a key equal to an integer's (True, 1.0) would share its entry
+            raise TraceError(f"steps[{i}].now: {now!r}")
+        decoded = _INPUTS.get((name, action, now, text))
+        if decoded is None:
+            arguments = _parsed(text)
+            if type(arguments) is not dict:
+                raise TraceError(f"steps[{i}].input: expected a JSON object")
+            given = step_from_json(component, {"input": {"action": action, **({"now": now} if now is not None else {}),
+                                                         **arguments}}, f"steps[{i}]")
+            decoded = _memo_put(_INPUTS, (name, action, now, text), (given.action, given.input))
+        response = None if step["response"] is None else _parsed(step["response"])
+        if response is not None and type(response) is not dict:
+            raise TraceError(f"steps[{i}].output.response: expected an object")
+        listed = step["records"]
+        records = None if listed is None else tuple([(r["offset"], _record(name, r, f"steps[{i}]")) for r in listed])
+        post = None if step["post"] is None else _parsed(step["post"])
+        if post is not None and type(post) is not dict:
+            raise TraceError(f"steps[{i}].post: expected an object")
+        steps.append(Step(decoded[0], decoded[1], response, records, post))
+    header = trace_from_json({"format": row["format"], "component": name,
+                              "initial": None if initial is None else _parsed(initial), "steps": [],
+                              **({"id": row["id"]} if row.get("id") is not None else {}),
+                              **({"meta": _load(row["meta"], "meta")} if row.get("meta") is not None else {})})
+    return Trace(header.component, tuple(steps), header.standard, header.explicit, header.id, header.meta,
+                 header.format)
+
+
+def _record(name: str, given: dict[str, Any], path: str) -> Any:
+    """One record of a step (its offset is an integer column; its fields text names neither offset nor type)."""
+    kind, text = given["type"], given["fields"]
+    if type(given["offset"]) is not int:
+        raise TraceError(f"{path}: record offset {given['offset']!r}")
+    record = _RECORDS.get((name, kind, text))
+    if record is None:
+        fields = (None if text is None else _parsed(text)) or {}
+        if type(fields) is not dict or "offset" in fields or "type" in fields:
+            raise TraceError(f"{path}: record fields {text!r}")
+        _, record = components()[name].decode_record({"offset": given["offset"], "type": kind, **fields}, path)
+        _memo_put(_RECORDS, (name, kind, text), record)
+    return record
+
+
+def _from_row_checked(row: dict[str, Any]) -> Trace:
+    """The trace of one Parquet row, every check in the order of the format's definition (the errors' order)."""
     try:
         given = row["steps"] or []
         texts: list[Optional[str]] = []

@@ -35,7 +35,7 @@ class _Simulation:
 
     def __init__(self, rng: random.Random, standard: str) -> None:
         self.rng = rng
-        self.state = broker_replay.STANDARD_STATES[standard]()
+        self.state = broker_replay.initial(Trace("broker", (), standard=standard))  # built once, shared (immutable)
         self.clock = 0
         self.steps: list[Step] = []
         self.network: list[tuple[int, int, str, life.Request]] = []  # (due, broker, incarnation, request)

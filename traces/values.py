@@ -129,12 +129,26 @@ def dataclass_from_json(cls: type, value: object, path: str) -> Any:
     return decoder(cls)(value, path)
 
 
+_JSON_SCALARS = frozenset((int, str, bool, float, type(None)))  # exactly these types: their JSON form is themselves
+_DATACLASS_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its fields' names, in order
+
+
 def to_json(value: object) -> Any:
-    """The JSON form of a reference value: dataclasses as objects, tuples as arrays, enums by name."""
+    """The JSON form of a reference value: dataclasses as objects, tuples as arrays, enums by name.
+
+    A dataclass's field names are read once per class (recording a trace converts every response and record).
+    """
+    kind = type(value)
+    if kind in _JSON_SCALARS:
+        return value
+    names = _DATACLASS_FIELDS.get(kind)
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, enum.Enum):
         return value.name
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        names = _DATACLASS_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(value))
+        return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, (tuple, list)):
         return [to_json(item) for item in value]
     if isinstance(value, dict):
