@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+import bench_replay_partition  # this folder: the script's own directory is first on sys.path
 from kraftspec import traces as traces_package
 from kraftspec.models.broker_strategies import BROKER_IDS
 from kraftspec.traces import broker_replay, jsonl, parquet
@@ -85,6 +86,12 @@ WORKLOADS: dict[str, list[Workload]] = {
         Workload("sim", "seeded simulation with faults (mixed actions, four post-state fields)", simulated),
     ],
 }
+WORKLOADS["partition"] = [
+    Workload("steady", "a leader's appends, follower fetches and ISR checks; responses stated", bench_replay_partition.steady(())),
+    Workload("steady+post", "the same, also stating the post-state leader states", bench_replay_partition.steady(("leaders",))),
+    Workload("tla", "bundled TLC-recorded partition traces (controller and leader steps, post-states)",
+             bench_replay_partition.bundled_tla),
+]
 
 
 def best_of(repeats: int, work: dict[str, Callable[[], object]]) -> dict[str, float]:

@@ -146,8 +146,11 @@ def test_an_explicit_initial_state_replays_its_records() -> None:
 
 
 def test_the_schema_lists_exactly_the_actions_and_record_types_the_reader_accepts() -> None:
-    from kraftspec.traces.broker_trace import ACTIONS, RECORD_TYPES, STANDARD_STATES
+    from kraftspec.traces import partition_trace
+    from kraftspec.traces.broker_trace import ACTIONS as BROKER_ACTIONS, RECORD_TYPES, STANDARD_STATES as BROKER_STATES
 
+    ACTIONS = {**BROKER_ACTIONS, **partition_trace.ACTIONS}  # advance_clock: the same in both components
+    STANDARD_STATES = {**BROKER_STATES, **partition_trace.STANDARD_STATES}
     assert {i["properties"]["action"]["const"] for i in SCHEMA["$defs"]["input"]["oneOf"]} == set(ACTIONS)
     assert {r["properties"]["type"]["const"] for r in SCHEMA["$defs"]["record"]["oneOf"]} == set(RECORD_TYPES)
     assert set(SCHEMA["properties"]["initial"]["oneOf"][0]["properties"]["standard"]["enum"]) == set(STANDARD_STATES)
@@ -155,3 +158,37 @@ def test_the_schema_lists_exactly_the_actions_and_record_types_the_reader_accept
         action = ACTIONS[spec["properties"]["action"]["const"]]
         assert set(spec["properties"]) - {"action"} == set(action.args)
         assert set(spec["required"]) - {"action"} == {name for name, (_, required) in action.args.items() if required}
+
+
+def _decoded(decode: object, row: dict[str, object]) -> str:
+    try:
+        return repr(decode(row))  # type: ignore[operator]  # repr: True and 1, 1 and 1.0 differ
+    except TraceError as exc:
+        return f"error: {exc}"
+
+
+@settings(max_examples=50)
+@given(st.lists(traces, min_size=1, max_size=3), st.data())
+def test_parquet_rows_decode_alike_from_the_memos_and_the_checked_decoder(batch: list[Trace],
+                                                                         data: st.DataObject) -> None:
+    """``from_row`` decodes repeated texts from memos; whatever the row, it gives the checked decoder's result."""
+    for trace in batch:
+        row = parquet.to_row(trace)
+        first = _decoded(parquet.from_row, row)
+        assert first == _decoded(parquet._from_row_checked, row) and parquet.from_row(row) == trace
+        assert _decoded(parquet.from_row, row) == first  # now from the memos
+        if not row["steps"]:
+            continue
+        step = data.draw(st.sampled_from(row["steps"]))
+        part = data.draw(st.sampled_from(["input", "response", "post", "now", "fields"]))
+        bad = data.draw(st.sampled_from([" {} ", "{", "[]", "0", "null", '{"offset":1}', '{"type":"X"}', '{"fenced":1}',
+                                         '{"now":true}', '{"action":"heartbeat"}', True, 1.0, None]))
+        if part == "fields":
+            if not step["records"]:
+                continue
+            step["records"][0]["fields"] = bad if not isinstance(bad, (bool, float)) else str(bad)
+        elif part == "now":
+            step["now"] = bad if not isinstance(bad, str) else None
+        else:
+            step[part] = bad if not isinstance(bad, (bool, float)) else json.dumps(bad)
+        assert _decoded(parquet.from_row, row) == _decoded(parquet._from_row_checked, row)

@@ -68,8 +68,9 @@ class Component(Protocol):
 def components() -> dict[str, Component]:
     """The components traces may name (each module registers its own actions)."""
     from kraftspec.traces.broker_trace import BROKER
+    from kraftspec.traces.partition_trace import PARTITION
 
-    return {BROKER.name: BROKER}
+    return {BROKER.name: BROKER, PARTITION.name: PARTITION}
 
 
 def check_version(version: object) -> None:

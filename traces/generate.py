@@ -65,16 +65,19 @@ def generate_mixed(seed: int, traces: int, steps: int, share: float) -> Iterator
 
 def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
                      stream: TextIO = sys.stdout, cover: str = "kinds", mutant_share: float = 0.0,
-                     row_group: int = ROW_GROUP) -> int:
+                     row_group: int = ROW_GROUP, component: str = "broker") -> int:
     """Generate ``traces`` traces of ``kind`` into ``out``.
 
     ``sim``: simulations of ``steps`` steps (``mutant`` recorded for all, or for a ``mutant_share`` of
     them, the broker mutants in turn); ``tla``: ``traces`` random walks of TLC's state graph, then the
-    covering set (``cover``: ``kinds`` or ``edges``). Parquet is written in row groups of ``row_group``.
+    covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker`` or ``partition``).
+    Parquet is written in row groups of ``row_group``.
     """
     try:
         if not 0.0 <= mutant_share <= 1.0 or row_group < 1:
             raise ValueError("--mutant-share must be between 0 and 1 and --row-group at least 1")
+        if kind == "sim" and component != "broker":
+            raise ValueError(f"no simulator for component {component!r}: use `generate tla --component {component}`")
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
@@ -83,6 +86,10 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             from kraftspec.traces.simulate import generate_sim
 
             generated = generate_sim(seed, traces, steps, mutant)
+        elif kind == "tla" and mutant is None and not mutant_share and component == "partition":
+            from kraftspec.traces import partition_tla
+
+            generated = partition_tla.generate_tla(seed, traces, cover)
         elif kind == "tla" and mutant is None and not mutant_share:
             from kraftspec.traces.tla_traces import generate_tla
 
@@ -98,6 +105,7 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     mutated = f", mutant {mutant}" if mutant else f", mutant share {mutant_share}" if mutant_share else ""
     options = f" --mutant {mutant}" if mutant else f" --mutant-share {mutant_share}" if mutant_share else ""
     options += f" --row-group {row_group}" if row_group != ROW_GROUP and out.endswith(".parquet") else ""
+    options += f" --component {component}" if component != "broker" else ""
     print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}{mutated}); reproduce with: kraftspec generate "
           f"{kind} --traces {traces} --seed {seed}{f' --steps {steps}' if kind == 'sim' else f' --cover {cover}'}"
           f"{options} --out {out}", file=stream)

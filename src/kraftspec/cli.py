@@ -127,7 +127,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     """Generate traces: seeded simulations (optionally under a mutant) or walks of TLC's state graph."""
     from kraftspec.traces.generate import generate_command
     return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover,
-                            mutant_share=args.mutant_share, row_group=args.row_group)
+                            mutant_share=args.mutant_share, row_group=args.row_group, component=args.component)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -249,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--row-group", type=int, default=250,
                           help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
+    generate.add_argument("--component", choices=["broker", "partition"], default="broker",
+                          help="tla: the component whose spec's state graph is walked (default broker)")
     validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
                    "with --audit, audit many metadata logs")
     validate.add_argument("paths", nargs="+", metavar="PATH",
