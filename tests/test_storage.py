@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import glob
+from pathlib import Path
 import os
 
 import pytest
 
 import kraftspec.reference.storage as st
 import kraftspec.reference.storage_rules as sr
+from kraftspec.traces.metalog.corpus import CORPUS_DIR
 
-CORPUS = sorted(glob.glob("/work/shared/corpus/**/meta.properties", recursive=True))
+CORPUS = sorted(str(p) for p in CORPUS_DIR.glob("**/meta.properties"))
+"""The real meta.properties files of the bundled corpus (``traces/corpus``, copied with its license)."""
 CID = "QtNwvtfVQ3GEFpzOmDEE-w"
 DIR_A = "vuFdPhP_V3HjMM-sCpnodw"
 DIR_B = "hSCzevIQRUa-ojqTd_8C5w"
@@ -21,7 +23,7 @@ def test_corpus_present() -> None:
     assert len(CORPUS) >= 5
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.split("/")[4])
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: Path(p).relative_to(CORPUS_DIR).parts[0])
 def test_every_real_meta_properties_parses(path: str) -> None:
     with open(path, encoding="utf-8") as handle:
         meta = st.parse_meta_properties(handle.read(), path)
@@ -180,7 +182,7 @@ def test_info_formatted_and_problems() -> None:
     assert st.info({}, True) == st.InfoResult(0, "No directories specified.\n")
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.split("/")[4])
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: Path(p).relative_to(CORPUS_DIR).parts[0])
 def test_info_on_real_directories(path: str) -> None:
     directory = os.path.dirname(path)
     with open(path, encoding="utf-8") as handle:
