@@ -52,11 +52,40 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("activate", "activate", _NOW),
 )}
 
-_INPUT_PLANS: dict[str, tuple[frozenset[str], tuple[tuple[str, Decoder, Optional[type], bool], ...]]] = {
-    a.name: (frozenset(a.args) | {"action"},
-             tuple((name, decoder(tp), tp if tp in (bool, int, str) else None, required)
-                   for name, (tp, required) in a.args.items()))
-    for a in ACTIONS.values()}  # per action: the fields allowed, and each argument's decoder
+InputPlan = tuple[frozenset[str], tuple[tuple[str, Decoder, Optional[type], bool], ...]]
+"""An action's decoding plan: the fields an input may have, and each argument's (name, decoder, exact type, required)."""
+
+
+def input_plans(actions: Mapping[str, Action]) -> dict[str, InputPlan]:
+    """Each action's decoding plan (an argument of an exact scalar type is taken as it is, without its decoder)."""
+    return {a.name: (frozenset(a.args) | {"action"},
+                     tuple((name, decoder(tp), tp if tp in (bool, int, str) else None, required)
+                           for name, (tp, required) in a.args.items()))
+            for a in actions.values()}
+
+
+def decode_arguments(plans: Mapping[str, InputPlan], component: str, action: str, obj: dict[str, Any],
+                     path: str) -> dict[str, Any]:
+    """The arguments of one input of ``component`` (only those given; the reference's defaults apply to the rest)."""
+    plan = plans.get(action)
+    if plan is None:
+        raise TraceError(f"{path}.action: unknown action {action!r} for component {component} "
+                         f"(known: {', '.join(sorted(plans))})")
+    allowed, arguments = plan
+    if not allowed.issuperset(obj):
+        unknown = sorted(set(obj) - allowed)
+        raise TraceError(f"{path}: unknown argument {unknown[0]!r} for action {action!r}")
+    args = {}
+    for name, decode, exact, required in arguments:
+        if name in obj:
+            value = obj[name]
+            args[name] = value if type(value) is exact else decode(value, f"{path}.{name}")
+        elif required:
+            raise TraceError(f"{path}: action {action!r} needs {name!r}")
+    return args
+
+
+_INPUT_PLANS = input_plans(ACTIONS)
 
 STANDARD_STATES: dict[str, Callable[[], broker.ClusterControl]] = {
     "broker/running-cluster": lambda: broker_strategies.running_cluster()[0],
@@ -78,22 +107,7 @@ class BrokerComponent:
 
     def decode_input(self, action: str, obj: dict[str, Any], path: str) -> Mapping[str, Any]:
         """The arguments of ``action`` (only those given; the reference's defaults apply to the rest)."""
-        plan = _INPUT_PLANS.get(action)
-        if plan is None:
-            raise TraceError(f"{path}.action: unknown action {action!r} for component broker "
-                             f"(known: {', '.join(sorted(ACTIONS))})")
-        allowed, arguments = plan
-        if not allowed.issuperset(obj):
-            unknown = sorted(set(obj) - allowed)
-            raise TraceError(f"{path}: unknown argument {unknown[0]!r} for action {action!r}")
-        args = {}
-        for name, decode, exact, required in arguments:
-            if name in obj:
-                value = obj[name]
-                args[name] = value if type(value) is exact else decode(value, f"{path}.{name}")
-            elif required:
-                raise TraceError(f"{path}: action {action!r} needs {name!r}")
-        return args
+        return decode_arguments(_INPUT_PLANS, "broker", action, obj, path)
 
     def encode_input(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """The JSON arguments of one input."""

@@ -28,8 +28,8 @@ from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition
 from kraftspec.reference.records import MetadataRecord, PartitionRecord
-from kraftspec.traces.broker_trace import BROKER, Action, reference_identity
-from kraftspec.traces.values import Decoder, TraceError, decoder, require
+from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans, reference_identity
+from kraftspec.traces.values import TraceError, decoder, require
 
 LeaderKey = tuple[int, str, int]
 """A leader state's key: ``(broker_id, topic_id, partition_id)``."""
@@ -81,11 +81,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
 )}
 """Each action's ``rule``: ``module.function`` in ``kraftspec.reference`` (none for ``stop_leading``, ``advance_clock``)."""
 
-_INPUT_PLANS: dict[str, tuple[frozenset[str], tuple[tuple[str, Decoder, Optional[type], bool], ...]]] = {
-    a.name: (frozenset(a.args) | {"action"},
-             tuple((name, decoder(tp), tp if tp in (bool, int, str) else None, required)
-                   for name, (tp, required) in a.args.items()))
-    for a in ACTIONS.values()}  # per action: the fields allowed, and each argument's decoder
+_INPUT_PLANS = input_plans(ACTIONS)
 
 _EXPLICIT_FIELDS: dict[str, tuple[Any, bool]] = {
     "metadata_version": (int, True), "elr_enabled": (bool, False), "brokers": (list, False), "topics": (list, False),
@@ -129,22 +125,7 @@ class PartitionComponent:
 
     def decode_input(self, action: str, obj: dict[str, Any], path: str) -> Mapping[str, Any]:
         """The arguments of ``action`` (only those given; the reference's defaults apply to the rest)."""
-        plan = _INPUT_PLANS.get(action)
-        if plan is None:
-            raise TraceError(f"{path}.action: unknown action {action!r} for component partition "
-                             f"(known: {', '.join(sorted(ACTIONS))})")
-        allowed, arguments = plan
-        if not allowed.issuperset(obj):
-            unknown = sorted(set(obj) - allowed)
-            raise TraceError(f"{path}: unknown argument {unknown[0]!r} for action {action!r}")
-        args = {}
-        for name, decode, exact, required in arguments:
-            if name in obj:
-                value = obj[name]
-                args[name] = value if type(value) is exact else decode(value, f"{path}.{name}")
-            elif required:
-                raise TraceError(f"{path}: action {action!r} needs {name!r}")
-        return args
+        return decode_arguments(_INPUT_PLANS, "partition", action, obj, path)
 
     def encode_input(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """The JSON arguments of one input."""
