@@ -34,7 +34,7 @@ from kraftspec.spec.tlc_config import read_constants
 from kraftspec.traces import partition_replay
 from kraftspec.traces.format import Step, Trace
 from kraftspec.traces.partition_trace import PartitionControl, cached_explicit_state
-from kraftspec.traces.tla_traces import COVERS, MAX_WALK, Edge, covering_paths
+from kraftspec.traces.tla_traces import COVERS, Edge, covering_paths, random_walks
 from kraftspec.traces.values import to_json
 
 TOPIC, PARTITION = agree.TOPIC_ID, 0
@@ -270,10 +270,6 @@ class Recorder:
         return Trace(component="partition", steps=tuple(steps), explicit=EXPLICIT, id=trace_id, meta=meta)
 
 
-def _out_edges(graph: nx.MultiDiGraph, node: StateKey) -> list[Edge]:
-    return sorted(((u, v, a) for u, v, a in graph.out_edges(node, keys=True)), key=lambda e: (e[2], repr(e[1])))
-
-
 def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: float = 900.0,
                  graph: Optional[nx.MultiDiGraph] = None) -> Iterator[Trace]:
     """``walks`` seeded random walks of TLC's partition graph (1 to ``MAX_WALK`` edges), then the covering set.
@@ -292,15 +288,7 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     rng = random.Random(seed)
     covered: set[Hashable] = set()
     meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
-    for index in range(walks):
-        node, path = recorder.initial, []
-        for _ in range(rng.randint(1, MAX_WALK)):
-            out = _out_edges(graph, node)
-            if not out:
-                break
-            edge = rng.choice(out)
-            path.append(edge)
-            node = edge[1]
+    for index, path in enumerate(random_walks(graph, recorder.initial, rng, walks)):
         covered.update(key(e) for e in path)
         yield recorder.trace(path, f"tla-partition-walk-{seed}-{index}", {**meta, "walk": index})
     for index, path in enumerate(covering_paths(graph, recorder.initial, covered, key)):

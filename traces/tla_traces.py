@@ -144,6 +144,21 @@ def covering_paths(graph: nx.MultiDiGraph, initial: StateKey, covered: set[Hasha
             yield path
 
 
+def random_walks(graph: nx.MultiDiGraph, initial: StateKey, rng: random.Random, walks: int) -> Iterator[list[Edge]]:
+    """``walks`` random walks from ``initial``, each of 1 to ``MAX_WALK`` edges drawn by ``rng`` among a state's
+    out-edges in a fixed order (a walk ends early at a state without successors)."""
+    for _ in range(walks):
+        node, path = initial, []
+        for _ in range(rng.randint(1, MAX_WALK)):
+            out = _out_edges(graph, node)
+            if not out:
+                break
+            edge = rng.choice(out)
+            path.append(edge)
+            node = edge[1]
+        yield path
+
+
 def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: float = 900.0) -> Iterator[Trace]:
     """``walks`` seeded random walks of TLC's broker graph (1 to ``MAX_WALK`` steps), then the covering set.
 
@@ -160,12 +175,7 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     rng = random.Random(seed)
     covered: set[Hashable] = set()
     meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
-    for index in range(walks):
-        node, path = recorder.initial, []
-        for _ in range(rng.randint(1, MAX_WALK)):
-            edge = rng.choice(_out_edges(graph, node))
-            path.append(edge)
-            node = edge[1]
+    for index, path in enumerate(random_walks(graph, recorder.initial, rng, walks)):
         covered.update(key(e) for e in path)
         yield recorder.trace(path, f"tla-walk-{seed}-{index}", {**meta, "walk": index})
     for index, path in enumerate(covering_paths(graph, recorder.initial, covered, key)):
