@@ -27,7 +27,7 @@ from kraftspec.reference.broker_registration import (
 )
 from kraftspec.reference.broker_rules import BrokerControlState
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, assemble, evolve
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
 from kraftspec.reference.partition_creation import create_partition
 from kraftspec.reference.records import (
@@ -123,20 +123,9 @@ def _touched_entry(entry: HeartbeatState, fenced: bool, metadata_offset: int) ->
 
     Built without the frozen-dataclass ``__init__``: the heartbeat hot path makes one per call.
     """
-    touched = object.__new__(HeartbeatState)
-    object.__setattr__(touched, "__dict__", {
+    return assemble(HeartbeatState, {
         "fenced": fenced, "metadata_offset": metadata_offset,
         "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset})
-    return touched
-
-
-def _evolve(state: ClusterControl, **changes: object) -> ClusterControl:
-    """A copy of ``state`` with ``changes``; cheaper than ``dataclasses.replace`` on the heartbeat hot path."""
-    fields = state.__dict__.copy()
-    fields.update(changes)
-    new = object.__new__(ClusterControl)
-    object.__setattr__(new, "__dict__", fields)
-    return new
 
 
 @dataclass(frozen=True)
@@ -263,27 +252,27 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
         }
         if state.active:  # the heartbeat entry is removed and registered afresh with the record's fenced flag
             changes["heartbeats"] = state.heartbeats.set(record.broker_id, HeartbeatState(fenced=record.fenced))
-        return _evolve(state, **changes)
+        return evolve(state, **changes)
     if isinstance(record, (BrokerRegistrationChangeRecord, FenceBrokerRecord, UnfenceBrokerRecord)):
         broker_id = record.id if isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)) else record.broker_id
         updated = apply_change(state.brokers.get(broker_id), record)
-        return _evolve(state, brokers=state.brokers.set(broker_id, updated))
+        return evolve(state, brokers=state.brokers.set(broker_id, updated))
     if isinstance(record, UnregisterBrokerRecord):
         existing = state.brokers.get(record.broker_id)
         if existing is None or existing.epoch != record.broker_epoch:
             raise ReplayError(f"UnregisterBrokerRecord for broker {record.broker_id} epoch {record.broker_epoch} "
                               f"does not match the registration")
-        return _evolve(state, brokers=state.brokers.remove(record.broker_id),
+        return evolve(state, brokers=state.brokers.remove(record.broker_id),
                        register_offsets=state.register_offsets.remove(record.broker_id),
                        heartbeats=state.heartbeats.remove(record.broker_id))
     if isinstance(record, PartitionChangeRecord):
         key = (record.topic_id, record.partition_id)
-        return _evolve(state, partitions=state.partitions.set(key, merge(state.partitions[key], record)))
+        return evolve(state, partitions=state.partitions.set(key, merge(state.partitions[key], record)))
     if isinstance(record, PartitionRecord):
         key = (record.topic_id, record.partition_id)
-        return _evolve(state, partitions=state.partitions.set(key, PartitionRegistration.from_record(record)))
+        return evolve(state, partitions=state.partitions.set(key, PartitionRegistration.from_record(record)))
     if isinstance(record, TopicRecord):
-        return _evolve(state, topics=state.topics.set(record.topic_id, TopicInfo(record.name, record.topic_id)))
+        return evolve(state, topics=state.topics.set(record.topic_id, TopicInfo(record.name, record.topic_id)))
     raise TypeError(f"the broker lifecycle does not replay {type(record).__name__}")
 
 
@@ -293,7 +282,7 @@ def _append(state: ClusterControl, records: list[MetadataRecord]) -> tuple[Clust
     for record in records:
         offset = state.next_offset
         state = replay(state, record, offset)
-        state = _evolve(state, next_offset=offset + 1)
+        state = evolve(state, next_offset=offset + 1)
         written.append((offset, record))
     return state, tuple(written)
 
@@ -499,7 +488,7 @@ def touched_heartbeats(state: ClusterControl, broker_id: int, fenced: bool,
 
 def touch(state: ClusterControl, broker_id: int, fenced: bool, metadata_offset: int) -> ClusterControl:
     """``touch`` applied to the state (see :func:`touched_heartbeats`)."""
-    return _evolve(state, heartbeats=touched_heartbeats(state, broker_id, fenced, metadata_offset))
+    return evolve(state, heartbeats=touched_heartbeats(state, broker_id, fenced, metadata_offset))
 
 
 def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: int, offset: int) -> ClusterControl:
@@ -509,7 +498,7 @@ def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: in
         raise IllegalStateError("Fenced brokers cannot enter controlled shutdown.")
     if entry.controlled_shutdown_offset >= 0:
         return state
-    return _evolve(state, heartbeats=state.heartbeats.set(
+    return evolve(state, heartbeats=state.heartbeats.set(
         broker_id, HeartbeatState(entry.fenced, entry.metadata_offset, offset)))
 
 
@@ -554,7 +543,7 @@ def refreshed_sessions(state: ClusterControl, broker_id: int, broker_epoch: int,
 
 def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
     """``trackBrokerHeartbeat`` applied to the state (see :func:`refreshed_sessions`)."""
-    return _evolve(state, sessions=refreshed_sessions(state, broker_id, broker_epoch, now))
+    return evolve(state, sessions=refreshed_sessions(state, broker_id, broker_epoch, now))
 
 
 _HEARTBEAT_ERRORS = {error: Output(BrokerHeartbeatResponse(error))
@@ -598,7 +587,7 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
     if register_offset is None or registration is None or registration.epoch != request.broker_epoch:
-        return _evolve(state, sessions=sessions), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
+        return evolve(state, sessions=sessions), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
     offset = request.current_metadata_offset
     caught_up = broker_rules.is_caught_up(offset, register_offset)
     entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
@@ -607,9 +596,9 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
         heartbeats = state.heartbeats
         if entry.metadata_offset != offset:
             heartbeats = heartbeats.set(broker_id, _touched_entry(entry, following.fenced, offset))
-        return (_evolve(state, sessions=sessions, heartbeats=heartbeats),
+        return (evolve(state, sessions=sessions, heartbeats=heartbeats),
                 _HEARTBEAT_REPLIES[2 * following.index + caught_up])
-    state = _evolve(state, sessions=sessions)
+    state = evolve(state, sessions=sessions)
     records = _transition_records(state, broker_id, current, following)
     # Kafka generates every record of the heartbeat from the state before any of them is replayed.
     if request.offline_log_dirs and mv.is_directory_assignment_supported(state.metadata_version):
@@ -666,16 +655,16 @@ def fence_stale_broker(state: ClusterControl, now: int,
     if not expired:
         return state, Output(StaleBrokerFencing(None, False))
     key = which if which is not None else expired[0]
-    state = _evolve(state, sessions=state.sessions.remove(key))
+    state = evolve(state, sessions=state.sessions.remove(key))
     broker_id, epoch = key
     registration = state.brokers.get(broker_id)
     if registration is None:
-        return _evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(StaleBrokerFencing(key, False))
+        return evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(StaleBrokerFencing(key, False))
     if state.behaviour.sessions_keyed_by_epoch and registration.epoch != epoch:
         return state, Output(StaleBrokerFencing(key, False))
     state, written = _append(state, broker_fenced_records(state, broker_id))
     hb = state.heartbeats[broker_id]
-    state = _evolve(state, heartbeats=state.heartbeats.set(
+    state = evolve(state, heartbeats=state.heartbeats.set(
         broker_id, HeartbeatState(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
     return state, Output(StaleBrokerFencing(key, True), written)
 
@@ -707,7 +696,7 @@ def unregister_broker(state: ClusterControl, broker_id: int, *,
 
 def deactivate(state: ClusterControl) -> ClusterControl:
     """Losing leadership drops all soft state: heartbeat entries and sessions (§1.2)."""
-    return _evolve(state, active=False, heartbeats=FrozenMap(), sessions=FrozenMap())
+    return evolve(state, active=False, heartbeats=FrozenMap(), sessions=FrozenMap())
 
 
 def activate(state: ClusterControl, now: int) -> ClusterControl:
@@ -715,7 +704,7 @@ def activate(state: ClusterControl, now: int) -> ClusterControl:
     heartbeats = FrozenMap({b.broker_id: HeartbeatState(fenced=b.fenced) for b in state.brokers.values()})
     sessions = FrozenMap({_session_key(state, b.broker_id, b.epoch): now for b in state.brokers.values()
                           if not b.fenced or state.behaviour.activation_sessions_for_fenced})
-    return _evolve(state, active=True, heartbeats=heartbeats, sessions=sessions)
+    return evolve(state, active=True, heartbeats=heartbeats, sessions=sessions)
 
 
 def create_topic(state: ClusterControl, topic: TopicInfo,
@@ -735,11 +724,11 @@ def create_topic(state: ClusterControl, topic: TopicInfo,
             return state, Output(error)
         records.append(partition)
     state, written = _append(state, records)
-    return _evolve(state, topics=state.topics.set(topic.topic_id, topic)), Output(Errors.NONE, written)
+    return evolve(state, topics=state.topics.set(topic.topic_id, topic)), Output(Errors.NONE, written)
 
 
 def log_advanced(state: ClusterControl, next_offset: int) -> ClusterControl:
     """Other records (NoOpRecords every ``metadata.max.idle.interval.ms``, other components' writes) moved the log end."""
     if next_offset < state.next_offset:
         raise ValueError(f"the log end offset cannot go back from {state.next_offset} to {next_offset}")
-    return _evolve(state, next_offset=next_offset)
+    return evolve(state, next_offset=next_offset)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 from kraftspec.reference import raft_leader, raft_log, raft_rules, raft_state
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, assemble, evolve
 from kraftspec.reference.raft_log import RaftLog
 from kraftspec.reference.raft_messages import (
     METADATA_PARTITION,
@@ -53,8 +53,6 @@ from kraftspec.reference.raft_state import (
     ReplicaKey,
     Resigned,
     Unattached,
-    evolve,
-    fast_new,
 )
 
 _NONE = Errors.NONE
@@ -420,7 +418,7 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
                                    diverging, (), req.correlation_id)
     records = raft_log.read(log, req.fetch_offset, node.config.fetch_max_records)
     leader = raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now, node.config)
-    return fast_new(RaftNode, {**node.__dict__, "state": leader}), fast_new(FetchResponse, {
+    return assemble(RaftNode, {**node.__dict__, "state": leader}), assemble(FetchResponse, {
         "source": local, "error": _NONE, "partition_error": _NONE, "leader_epoch": leader.epoch, "leader_id": local,
         "leader_endpoints": endpoints, "high_watermark": leader.high_watermark, "log_start_offset": 0,
         "diverging_epoch": NO_DIVERGING_EPOCH, "records": records, "correlation_id": req.correlation_id})
@@ -444,7 +442,7 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
     node, resp = _try_complete_fetch(node, req, now)
     if (resp.partition_error is not _NONE or resp.records or req.max_wait_ms == 0
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
-        out.append(fast_new(Send, {"destination": src, "message": resp}))
+        out.append(assemble(Send, {"destination": src, "message": resp}))
     else:
         leader = node.state
         node = evolve(node, state=evolve(leader, parked=leader.parked + (ParkedFetch(src, req, now + req.max_wait_ms),)))

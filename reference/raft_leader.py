@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from kraftspec.reference import raft_rules
-from kraftspec.reference.frozen import FrozenMap
-from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState, evolve, fast_new
+from kraftspec.reference.frozen import FrozenMap, assemble, evolve
+from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 _END_OFFSET = attrgetter("end_offset")
@@ -48,7 +48,7 @@ def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, no
         elif (state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset
               and last_fetch > caught_up):
             caught_up = last_fetch
-    return fast_new(ReplicaState, {"end_offset": fetch_offset,
+    return assemble(ReplicaState, {"end_offset": fetch_offset,
                                    "last_fetch_ms": now if now > last_fetch else last_fetch,
                                    "last_fetch_leader_end_offset": leader_end_offset,
                                    "last_caught_up_ms": caught_up, "acknowledged": True})
@@ -81,7 +81,7 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
     elif new_fetcher:
         fetched = fetched | {replica_id}
     hw = leader.high_watermark if voter.end_offset == fetch_offset else _with_high_watermark(leader, voter_states)
-    return fast_new(Leader, {**leader.__dict__, "voter_states": voter_states, "fetched_voters": fetched,
+    return assemble(Leader, {**leader.__dict__, "voter_states": voter_states, "fetched_voters": fetched,
                              "check_quorum_deadline": deadline, "high_watermark": hw})
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from kraftspec.reference import raft_rules
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, evolve
 
 NO_LEADER = -1
 NEVER = 2**63 - 1  # a timer that never expires (Kafka's Long.MAX_VALUE)
@@ -20,26 +20,6 @@ NEVER = 2**63 - 1  # a timer that never expires (Kafka's Long.MAX_VALUE)
 
 class IllegalTransition(ValueError):
     """A transition ``QuorumState`` forbids; the message names both states and the rule."""
-
-
-def evolve(obj: Any, **changes: Any) -> Any:
-    """A copy of a frozen dataclass with ``changes``: ``dataclasses.replace`` without re-running ``__init__``.
-
-    Used on the fetch hot path; every field keeps the value it was validated with.
-    """
-    new = object.__new__(type(obj))
-    object.__setattr__(new, "__dict__", {**obj.__dict__, **changes})
-    return new
-
-
-def fast_new(cls: type, fields: dict[str, Any]) -> Any:
-    """An instance of frozen dataclass ``cls`` from a dict naming every field, without running ``__init__``.
-
-    For the fetch hot path only; the instance equals the one ``cls(**fields)`` would build.
-    """
-    new = object.__new__(cls)
-    object.__setattr__(new, "__dict__", fields)
-    return new
 
 
 @dataclass(frozen=True)

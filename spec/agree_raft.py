@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from kraftspec.reference import raft
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_messages import (
     Append,
@@ -43,7 +43,6 @@ from kraftspec.reference.raft_state import (
     IllegalTransition,
     Leader,
     QuorumConfig,
-    evolve,
     leader_of,
     voted_key_of,
 )

@@ -15,7 +15,7 @@ from kraftspec.reference.broker import (
 from kraftspec.reference.broker_lifecycle import BrokerState
 from kraftspec.reference.broker_rules import BrokerControlState as S
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION, LEVELS
 from kraftspec.reference.records import (
     BrokerRegistrationChangeRecord,
@@ -64,7 +64,7 @@ def test_scenario_05_expiry_is_strict_and_never_backwards() -> None:
 
 
 def _with_heartbeats(entries: dict[int, HeartbeatState]) -> broker.ClusterControl:
-    return broker._evolve(new_cluster(), heartbeats=FrozenMap(entries))
+    return evolve(new_cluster(), heartbeats=FrozenMap(entries))
 
 
 def test_scenario_07_active_set_orders_by_offset_then_id() -> None:
@@ -95,7 +95,7 @@ def test_scenario_10_calculate_next_broker_state() -> None:
             leads: bool = False) -> tuple[S, S]:
         if leads:
             from kraftspec.reference.partition import PartitionRegistration
-            s = broker._evolve(s, partitions=FrozenMap({("t", 0): PartitionRegistration(replicas=(b,), isr=(b,), leader=b)}))
+            s = evolve(s, partitions=FrozenMap({("t", 0): PartitionRegistration(replicas=(b,), isr=(b,), leader=b)}))
         return broker.calculate_next_broker_state(s, b, BrokerHeartbeatRequest(b, 0, offset, fence, shut), 100)
 
     assert nxt(state, 0, False, True) == (S.FENCED, S.SHUTDOWN_NOW)
@@ -218,7 +218,7 @@ def test_scenario_22_activation_gives_sessions_only_to_unfenced_brokers() -> Non
     assert state.sessions[(1, 123)] == 777
     assert (1, 124) not in state.sessions and (2, 100) not in state.sessions
     assert broker.activate(broker.deactivate(
-        broker._evolve(state, behaviour=broker.KAFKA_4_0)), 5).sessions[(0, 100)] == 5  # 4.0: fenced ones too
+        evolve(state, behaviour=broker.KAFKA_4_0)), 5).sessions[(0, 100)] == 5  # 4.0: fenced ones too
 
 
 def test_scenario_23_replay_register_and_unregister() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from kraftspec.reference import raft, raft_leader, raft_log, raft_rules, raft_state
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry, log_of_epochs
 from kraftspec.reference.raft_messages import (
     Append,
@@ -44,7 +44,6 @@ from kraftspec.reference.raft_state import (
     ReplicaKey,
     Resigned,
     Unattached,
-    evolve,
 )
 
 CONFIG = QuorumConfig(election_timeout_ms=10_000, fetch_timeout_ms=50_000, election_backoff_max_ms=100,
