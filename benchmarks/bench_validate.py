@@ -4,9 +4,10 @@ Generates (once, cached in ``--workdir``) a Parquet set of ``--steps`` steps in 
 ``--steps-per-trace`` steps, ``--mutant-share`` of them recorded under the broker mutants, then runs
 ``kraftspec validate --engine local`` and ``--engine spark`` (``local[*]``) on it, each as a child
 process, one after the other. Prints per engine: wall-clock time (Spark's includes starting its JVM),
-steps/s, the peak resident memory of the Python side (the sum over every Python process of the
-engine's process tree: the driver and Spark's Python workers) and of the JVMs, sampled from
-``/proc``; then Spark's cost relative to the one-process engine (target at most 1.5x) and whether
+steps/s, the CPU time of the engine's process tree, the peak resident memory of the Python side (the
+sum over every Python process of that tree: the driver and Spark's Python workers) and of the JVMs,
+sampled from ``/proc``; then Spark's cost relative to the one-process engine in wall-clock and in CPU
+time (target at most 1.5x; CPU time does not depend on what else the machine runs) and whether
 both reports give the same verdict, step and rule for every trace. With ``--memory-steps M`` the same
 is measured on an M-step set first, to show that memory does not grow with the input. With
 ``--cluster`` a standalone cluster (master and one 2-core worker on 127.0.0.1) is the third engine,
@@ -34,6 +35,7 @@ from kraftspec.traces.validate_cluster import environment, standalone
 
 COMPARED = ["file", "row", "verdict", "step", "rule", "reason"]
 PAGE = os.sysconf("SC_PAGE_SIZE")
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _tree(root: int) -> list[tuple[int, str]]:
@@ -64,19 +66,33 @@ def _rss(pid: int) -> int:
         return 0
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of one process so far (``/proc/PID/stat`` fields 14 and 15)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
 class Sampler(threading.Thread):
-    """Peak summed RSS of the Python processes and of the JVMs under one child process."""
+    """Peak summed RSS of the Python processes and of the JVMs under one child process, and the CPU
+    time of that process tree (the last value seen of each process, sampled every 0.2 s)."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid, self.python, self.java = pid, 0, 0
+        self.cpu: dict[int, float] = {}
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(0.2):
             python = _rss(self.pid)
             java = 0
+            self.cpu[self.pid] = max(self.cpu.get(self.pid, 0.0), _cpu_seconds(self.pid))
             for pid, name in _tree(self.pid):
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), _cpu_seconds(pid))
                 if name.startswith("python"):
                     python += _rss(pid)
                 elif name == "java":
@@ -100,10 +116,11 @@ def generate(workdir: Path, steps: int, per_trace: int, share: float, seed: int)
     return out, traces
 
 
-def run_engine(name: str, traces: Path, master: Optional[str] = None) -> tuple[float, int, int, Path]:
+def run_engine(name: str, traces: Path, master: Optional[str] = None) -> tuple[float, float, int, int, Path]:
     """Validate ``traces`` on engine ``name`` (``local``, ``spark``, ``cluster`` at ``master``) in a child process.
 
-    Returns (seconds, peak Python RSS, peak JVM RSS, report); a cluster's own daemons are not counted.
+    Returns (seconds, CPU seconds of the process tree, peak Python RSS, peak JVM RSS, report); a cluster's
+    own daemons and its executors are not under the child, so neither is counted.
     """
     report = traces.parent / f"report-{name}.parquet"
     options = ["--engine", "local"] if name == "local" else ["--engine", "spark", *(["--master", master] if master else [])]
@@ -120,7 +137,7 @@ def run_engine(name: str, traces: Path, master: Optional[str] = None) -> tuple[f
     if child.returncode not in (0, 1):
         raise SystemExit(f"{name} engine failed ({child.returncode}):\n{stdout}\n{stderr[-3000:]}")
     print(f"  {name:7}: {stdout.strip().splitlines()[-1]}")
-    return elapsed, sampler.python, sampler.java, report
+    return elapsed, sum(sampler.cpu.values()), sampler.python, sampler.java, report
 
 
 def same_verdicts(a: Path, b: Path) -> Optional[str]:
@@ -144,14 +161,16 @@ def measure(workdir: Path, steps: int, args: argparse.Namespace, master: Optiona
           f"load {os.getloadavg()[0]:.2f} ==")
     results = {name: run_engine(name, path, master if name == "cluster" else None)
                for name in ("local", "spark", *(("cluster",) if master else ()))}
-    for name, (seconds, python, java, _) in results.items():
-        print(f"  {name:7}: {seconds:7.1f} s, {steps / seconds:10,.0f} steps/s, peak memory: Python side "
+    for name, (seconds, cpu, python, java, _) in results.items():
+        print(f"  {name:7}: {seconds:7.1f} s, {steps / seconds:10,.0f} steps/s, "
+              f"{f'CPU {cpu:7.1f} s' if name != 'cluster' else 'CPU (in the cluster)'}, peak memory: Python side "
               f"{python / 2**20:,.0f} MB (target < 2,048 MB){f', JVM {java / 2**20:,.0f} MB' if java else ''}")
     ratio = results["spark"][0] / results["local"][0]
-    print(f"  Spark's cost / the one-process engine's: {ratio:.2f}x (target <= 1.5x)")
+    print(f"  Spark's cost / the one-process engine's: {ratio:.2f}x in wall-clock time (target <= 1.5x), "
+          f"{results['spark'][1] / results['local'][1]:.2f}x in CPU time (every process of each)")
     for name in results:
         if name != "local":
-            difference = same_verdicts(results["local"][3], results[name][3])
+            difference = same_verdicts(results["local"][4], results[name][4])
             print(f"  same verdict for every trace (local, {name}): {'yes' if difference is None else 'NO: ' + difference}")
     print(f"  load average after: {os.getloadavg()[0]:.2f}")
 
