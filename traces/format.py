@@ -69,8 +69,9 @@ def components() -> dict[str, Component]:
     """The components traces may name (each module registers its own actions)."""
     from kraftspec.traces.broker_trace import BROKER
     from kraftspec.traces.partition_trace import PARTITION
+    from kraftspec.traces.raft_trace import RAFT
 
-    return {BROKER.name: BROKER, PARTITION.name: PARTITION}
+    return {BROKER.name: BROKER, PARTITION.name: PARTITION, RAFT.name: RAFT}
 
 
 def check_version(version: object) -> None:

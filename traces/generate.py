@@ -2,7 +2,7 @@
 
 Writing streams: traces are produced one at a time and written as they come (Parquet in row
 groups of ``--row-group``), so memory stays bounded whatever ``--traces`` is. ``--mutant-share S``
-records ``round(N * S)`` of the simulated traces, evenly spread, under the broker mutants in turn
+records ``round(N * S)`` of the simulated traces, evenly spread, under the component's mutants in turn
 (a set for ``kraftspec validate``). The seed is printed with the result.
 """
 
@@ -12,7 +12,7 @@ import math
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, TextIO
+from typing import Callable, Iterable, Iterator, Optional, TextIO
 
 from kraftspec import mutants
 
@@ -46,16 +46,32 @@ def mutant_plan(traces: int, share: float, names: list[str]) -> Iterator[Optiona
             yield None
 
 
-def generate_mixed(seed: int, traces: int, steps: int, share: float) -> Iterator[Trace]:
-    """Simulated broker traces of which a ``share`` is recorded under the broker mutants (in turn).
+def generate_mixed(seed: int, traces: int, steps: int, share: float, component: str = "broker") -> Iterator[Trace]:
+    """Simulated traces of ``component`` (``broker`` or ``raft``) of which a ``share`` is recorded under its
+    mutants (in turn).
 
     Trace ``i`` is ``simulate_one(seed, i, steps)``, under its mutant when it has one (named in its
     ``meta``), so any trace of a set can be regenerated alone.
     """
-    from kraftspec.models.broker_mutants import MUTANTS
-    from kraftspec.traces.simulate import simulate_one
+    simulate_one, names = _simulator(component)
+    return _recorded(simulate_one, seed, steps, mutant_plan(traces, share, names))
 
-    for index, name in enumerate(mutant_plan(traces, share, [m.name for m in MUTANTS])):
+
+def _simulator(component: str) -> tuple[Callable[..., Trace], list[str]]:
+    """``component``'s ``simulate_one`` and its mutants' names."""
+    if component == "raft":
+        from kraftspec.models.raft_mutants import MUTANTS
+        from kraftspec.traces.raft_simulate import simulate_one
+    else:
+        from kraftspec.models.broker_mutants import MUTANTS  # type: ignore[no-redef]
+        from kraftspec.traces.simulate import simulate_one  # type: ignore[no-redef]
+    return simulate_one, [m.name for m in MUTANTS]
+
+
+def _recorded(simulate_one: Callable[..., Trace], seed: int, steps: int,
+              plan: Iterable[Optional[str]]) -> Iterator[Trace]:
+    """Trace ``i`` of ``seed``, recorded under the ``i``-th mutant of ``plan`` (None: the reference), named in its meta."""
+    for index, name in enumerate(plan):
         if name is None:
             yield simulate_one(seed, index, steps)
         else:
@@ -63,25 +79,40 @@ def generate_mixed(seed: int, traces: int, steps: int, share: float) -> Iterator
             yield replace(trace, meta={**trace.meta, "mutant": name})
 
 
+def generate_raft_sim(seed: int, traces: int, steps: int, mutant: Optional[str]) -> Iterator[Trace]:
+    """``traces`` simulated raft traces (one node's view, ``traces/raft_simulate.py``), all under ``mutant`` if
+    given; an unknown mutant or one of another component is refused before anything is generated."""
+    owner = mutants.get(mutant).component if mutant is not None else "raft"
+    if owner != "raft":
+        raise ValueError(f"mutant {mutant!r} belongs to component {owner!r}, not raft")
+    simulate_one, _ = _simulator("raft")
+    return _recorded(simulate_one, seed, steps, [mutant] * traces)
+
+
 def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
                      stream: TextIO = sys.stdout, cover: str = "kinds", mutant_share: float = 0.0,
                      row_group: int = ROW_GROUP, component: str = "broker") -> int:
     """Generate ``traces`` traces of ``kind`` into ``out``.
 
-    ``sim``: simulations of ``steps`` steps (``mutant`` recorded for all, or for a ``mutant_share`` of
-    them, the broker mutants in turn); ``tla``: ``traces`` random walks of TLC's state graph, then the
+    ``sim``: simulations of ``steps`` steps of ``component`` (``broker``, or ``raft``: one node's view of a
+    quorum), ``mutant`` recorded for all, or a ``mutant_share`` of them under the component's mutants in
+    turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
     covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker`` or ``partition``).
     Parquet is written in row groups of ``row_group``.
     """
     try:
         if not 0.0 <= mutant_share <= 1.0 or row_group < 1:
             raise ValueError("--mutant-share must be between 0 and 1 and --row-group at least 1")
-        if kind == "sim" and component != "broker":
+        if kind == "sim" and component not in ("broker", "raft"):
             raise ValueError(f"no simulator for component {component!r}: use `generate tla --component {component}`")
+        if kind == "tla" and component == "raft":
+            raise ValueError("no TLA+ trace recorder for component 'raft': use `generate sim --component raft`")
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
-            generated = generate_mixed(seed, traces, steps, mutant_share)
+            generated = generate_mixed(seed, traces, steps, mutant_share, component)
+        elif kind == "sim" and component == "raft":
+            generated = generate_raft_sim(seed, traces, steps, mutant)
         elif kind == "sim":
             from kraftspec.traces.simulate import generate_sim
 

@@ -245,12 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--cover", choices=["kinds", "edges"], default="kinds",
                           help="tla: after the walks, cover every kind of transition or every edge (default kinds)")
     generate.add_argument("--mutant-share", type=float, default=0.0,
-                          help="sim: record this share of the traces (0..1) under the broker mutants, in turn")
+                          help="sim: record this share of the traces (0..1) under the component's mutants, in turn")
     generate.add_argument("--row-group", type=int, default=250,
                           help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
-    generate.add_argument("--component", choices=["broker", "partition"], default="broker",
-                          help="tla: the component whose spec's state graph is walked (default broker)")
+    generate.add_argument("--component", choices=["broker", "partition", "raft"], default="broker",
+                          help="sim: broker or raft (one node of a simulated quorum); tla: broker or partition, the "
+                               "component whose spec's state graph is walked (default broker)")
     validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
                    "with --audit, audit many metadata logs")
     validate.add_argument("paths", nargs="+", metavar="PATH",

@@ -1,0 +1,82 @@
+"""Simulated raft traces (``kraftspec generate sim --component raft``): conformant as simulated, flagged under mutants."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kraftspec import mutants
+from kraftspec.models.raft_mutants import MUTANTS
+from kraftspec.traces import jsonl
+from kraftspec.traces.check import EXIT_OK, check_command
+from kraftspec.traces.format import trace_from_json, trace_to_json
+from kraftspec.traces.generate import EXIT_ERROR, generate_command
+from kraftspec.traces.raft_simulate import simulate_one
+from kraftspec.traces.replay import replay
+
+SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+SEED = 1
+FLAGGED = {  # mutant -> (trace index of seed 1 whose recorded node shows it, first divergent step, its rule)
+    "raft_vote_shorter_log_same_epoch": (208, 37, "kraftspec.reference.raft._on_vote_request"),  # a vote granted
+    "raft_hw_at_epoch_start": (2, 14, "kraftspec.reference.raft._on_fetch_request"),  # HW 0 in a fetch answer
+    "raft_hw_from_minority": (2, 13, "kraftspec.reference.raft._on_vote_response"),  # HW 1 on election
+    "raft_observer_starts_election": (4, 2, "kraftspec.reference.raft._poll"),  # observer 4 stops fetching
+    "raft_reset_last_fetched_epoch": (10, 31, "kraftspec.reference.raft._on_fetch_response"),
+    "raft_restart_as_leader": (47, 28, "kraftspec.reference.raft.restart"),  # Leader, not Resigned
+}
+UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the simulated leader is always a voter
+
+
+def test_simulated_traces_are_conformant_round_trip_and_match_the_schema() -> None:
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    actions: set[str] = set()
+    for index in range(12):
+        trace = simulate_one(SEED, index, 40)
+        obj = trace_to_json(trace)
+        validator.validate(obj)
+        assert trace_from_json(json.loads(json.dumps(obj))) == trace
+        verdict = replay(trace)
+        assert verdict.conformant, (index, verdict.divergence)
+        actions |= {step.action for step in trace.steps}
+    assert {"tick", "vote_request", "vote_response", "fetch_request", "fetch_response", "restart"} <= actions
+
+
+def test_the_simulation_is_seeded() -> None:
+    assert simulate_one(SEED, 3, 20) == simulate_one(SEED, 3, 20) != simulate_one(SEED + 1, 3, 20)
+
+
+def test_every_raft_mutant_is_listed_as_flagged_or_unobservable() -> None:
+    assert {m.name for m in MUTANTS} == set(FLAGGED) | UNOBSERVABLE
+
+
+@pytest.mark.parametrize("name", sorted(FLAGGED))
+def test_traces_simulated_under_a_mutant_are_flagged_at_the_step_it_shows(name: str) -> None:
+    index, step, rule = FLAGGED[name]
+    assert replay(simulate_one(SEED, index, 40)).conformant
+    divergence = replay(simulate_one(SEED, index, 40, mutants.get(name).applied())).divergence
+    assert divergence is not None, f"trace {index} of seed {SEED} does not show {name}"
+    assert (divergence.step, divergence.rule) == (step, rule)
+
+
+def test_generate_sim_raft_then_check(tmp_path: Path) -> None:
+    out, report = io.StringIO(), io.StringIO()
+    path = str(tmp_path / "raft.parquet")
+    assert generate_command("sim", path, 3, 7, 15, stream=out, component="raft") == 0
+    assert "wrote 3 traces" in out.getvalue() and "--component raft" in out.getvalue()
+    assert check_command([path], False, report) == EXIT_OK, report.getvalue()
+    assert "component raft: 3 conformant, 0 divergent" in report.getvalue()
+
+
+@pytest.mark.parametrize("kind, mutant, message", [
+    ("sim", "broker-no-duplicate-check", "mutant 'broker-no-duplicate-check' belongs to component 'broker', not raft"),
+    ("tla", None, "no TLA+ trace recorder for component 'raft'"),
+])
+def test_generate_refuses_what_it_cannot_record(kind: str, mutant: str, message: str, tmp_path: Path) -> None:
+    out = io.StringIO()
+    path = tmp_path / "x.jsonl"
+    assert generate_command(kind, str(path), 2, 0, 5, mutant, stream=out, component="raft") == EXIT_ERROR
+    assert message in out.getvalue() and not path.exists()
