@@ -86,3 +86,29 @@ def test_spark_submit_runs_the_job_module_unchanged_auditing_logs_on_the_cluster
     audited = pq.read_table(report).to_pylist()
     assert [r["path"] for r in audited] == [str(p) for p in data_dirs()]
     assert all(r["verdict"] == "ok" and r["records"] > 0 for r in audited)
+
+
+LOCAL_WORKER_PYTHON = """
+import sys
+import pyarrow as pa
+from kraftspec.traces.validate_spark import session
+
+def where(batches):
+    for _ in batches:
+        yield pa.record_batch({"python": [sys.executable]})
+
+spark = session(None)
+print(spark.range(1, numPartitions=1).mapInArrow(where, "python string").collect()[0]["python"])
+"""
+
+
+def test_local_spark_workers_run_this_python_not_python3_on_the_path(tmp_path: Path) -> None:
+    """Local workers import kraftspec, so they must be this Python even when ``python3`` on the PATH is another."""
+    (tmp_path / "python3").write_text("#!/bin/sh\necho 'not the driver Python' >&2\nexit 1\n")
+    (tmp_path / "python3").chmod(0o755)
+    env = {k: v for k, v in environment().items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"{tmp_path}:{env['PATH']}"
+    result = subprocess.run([sys.executable, "-c", LOCAL_WORKER_PYTHON], capture_output=True, text=True,
+                            timeout=JOB_TIMEOUT, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == sys.executable

@@ -7,7 +7,7 @@ are converted to Python once per Arrow batch, each trace is replayed; nothing is
 Spark writes the report rows as part files beside ``--report``; the driver merges them, in unit
 order, into the one report file. Input and report paths must therefore be visible to every executor
 (a local folder for ``local[*]`` and a one-machine cluster, a shared file system otherwise), and
-executors need kraftspec installed (``spark.pyspark.python`` / ``PYSPARK_PYTHON`` name its Python).
+executors need kraftspec installed (``PYSPARK_PYTHON`` names its Python; this Python for ``local[*]``).
 
 The session is ``local[*]`` unless ``--master URL`` is given or the module runs under spark-submit,
 which sets the master; this module is the job spark-submit runs, unchanged::
@@ -70,7 +70,9 @@ def session(master: Optional[str]) -> Any:
         url = master or "local[*]"
         builder = builder.master(url)
         if url.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
-            builder = builder.config("spark.pyspark.python", sys.executable)  # workers import this kraftspec
+            # The context starts local workers with $PYSPARK_PYTHON (default: `python3` on the PATH, which
+            # may lack kraftspec); the spark.pyspark.python setting is only read by spark-submit.
+            os.environ["PYSPARK_PYTHON"] = sys.executable
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # no Java, a bad master URL, ...: said plainly, with the way out
