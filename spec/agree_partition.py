@@ -10,6 +10,11 @@ successor calls the reference: ``Fence``/``Unfence`` ~ ``handle_broker_fenced``/
 ``update_leader_metadata`` / ``update_broker_metadata``, ``AppendRecords`` ~ ``append``, ``FollowerFetch`` ~
 ``follower_fetch``, ``MaybeShrinkIsr`` ~ ``maybe_shrink_isr``, ``AlterPartition`` ~ ``alter_partition`` and
 ``handle_alter_partition_result``.
+
+The correspondences are public for the trace tools that share them (``traces/partition_tla.py`` records
+traces from TLC's graph, ``spec/trace_validation_partition.py`` maps traces back into the spec):
+:func:`broker_epoch` / :func:`incarnation` / :func:`incarnation_id`, :func:`common_prefix`,
+:func:`kept_lengths`, :func:`with_committed` and :data:`NOT_LEADING`.
 """
 
 from __future__ import annotations
@@ -65,18 +70,28 @@ class ExploredState:
         return self.partitions[KEY]
 
 
-def _epoch(broker_id: int, incarnation: int) -> int:
+def broker_epoch(broker_id: int, incarnation: int) -> int:
+    """The reference broker epoch of broker ``broker_id``'s ``incarnation``-th registration (the spec's
+    ``brokerEpoch``, counting restarts from 0): ``100 * (incarnation + 1) + broker_id``."""
     return 100 * (incarnation + 1) + broker_id
 
 
-def _incarnation(epoch: int) -> int:
-    """The spec's broker epoch (incarnation count) of a reference broker epoch; -1 and -2 stay."""
+def incarnation(epoch: int) -> int:
+    """The spec's broker epoch (incarnation count) of a reference broker epoch; -1 and -2 stay.
+
+    The inverse of :func:`broker_epoch` on its image only: check ``broker_epoch(b, incarnation(e)) == e``.
+    """
     return epoch if epoch < 0 else epoch // 100 - 1
 
 
+def incarnation_id(broker_id: int, incarnation: int) -> str:
+    """The incarnation id the explored brokers register with (a restart registers a new one, §1.3)."""
+    return f"incarnation-{broker_id}-{incarnation}"
+
+
 def _broker(broker_id: int, incarnation: int, fenced: bool) -> BrokerRegistration:
-    return BrokerRegistration(broker_id=broker_id, epoch=_epoch(broker_id, incarnation),
-                              incarnation_id=f"incarnation-{broker_id}-{incarnation}", fenced=fenced)
+    return BrokerRegistration(broker_id=broker_id, epoch=broker_epoch(broker_id, incarnation),
+                              incarnation_id=incarnation_id(broker_id, incarnation), fenced=fenced)
 
 
 def _set(values: tuple, index: int, value: object) -> tuple:
@@ -89,8 +104,9 @@ def _become_leader(b: int, brokers: Mapping[int, BrokerRegistration], registrati
                             min_insync_replicas=1, now_ms=0, replica_lag_time_max_ms=LAG)
 
 
-def _committed(state: ExploredState) -> ExploredState:
-    """The history variable: every record below a (self-believed) leader's high watermark."""
+def with_committed(state: ExploredState) -> ExploredState:
+    """``state`` with the spec's history variable ``committed`` updated (its ``Commit``): every record below a
+    (self-believed) leader's high watermark."""
     records = set(state.committed)
     for b, leader in zip(REPLICAS, state.leaders):
         if leader is not None:
@@ -115,8 +131,8 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
     )
 
 
-def _kept(state: ExploredState, b: int) -> range:
-    """Lengths broker ``b``'s log may keep on a restart: only an uncommitted suffix is lost."""
+def kept_lengths(state: ExploredState, b: int) -> range:
+    """Lengths broker ``b``'s log may keep on a restart (the spec's ``Kept``): only an uncommitted suffix is lost."""
     log = state.logs[b - 1]
     n = len(log)
     while n > 0 and (n, log[n - 1]) not in state.committed:
@@ -125,7 +141,7 @@ def _kept(state: ExploredState, b: int) -> range:
 
 
 def _controller_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
-    incarnations = {b: _incarnation(r.epoch) for b, r in state.brokers.items()}
+    incarnations = {b: incarnation(r.epoch) for b, r in state.brokers.items()}
     for b in REPLICAS:
         registration = state.brokers[b]
         if not registration.fenced:
@@ -143,7 +159,7 @@ def _controller_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -
             restarted = replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b] + 1, True)),
                                 partitions=apply_records(state.partitions, records),
                                 known=_set(state.known, b - 1, (NO_LEADER, -1)), leaders=_set(state.leaders, b - 1, None))
-            for n in _kept(state, b):
+            for n in kept_lengths(state, b):
                 yield Step("Restart", f"handle_broker_shutdown(broker {b}), log kept up to {n}",
                            replace(restarted, logs=_set(state.logs, b - 1, state.logs[b - 1][:n])))
 
@@ -164,7 +180,9 @@ def _learn(state: ExploredState, b: int) -> ExploredState:
                    leaders=_set(state.leaders, b - 1, leader))
 
 
-def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+def common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """How many leading records two logs share (the spec's ``CommonPrefix``): a follower's fetch offset
+    after truncating to the leader's log (Kafka's divergence check, KIP-101)."""
     n = 0
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
@@ -188,7 +206,7 @@ def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> It
         source, epoch = state.known[b - 1]
         served = state.leaders[source - 1] if source not in (NO_LEADER, b) else None
         if served is not None and served.leader_epoch == epoch:
-            offset = _common_prefix(state.logs[b - 1], state.logs[source - 1])
+            offset = common_prefix(state.logs[b - 1], state.logs[source - 1])
             fetched, request = pl.follower_fetch(served, b, offset, 0, state.brokers[b].epoch)
             net = state.net if request is None else state.net | {InFlight(source, state.brokers[source].epoch, request)}
             yield Step("FollowerFetch", f"follower_fetch(leader {source}, follower {b}, offset {offset})",
@@ -220,31 +238,32 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
                           f"{message.data.partition_epoch}), isr={list(message.data.new_isr_with_epochs)})",
                           _deliver(state, message)))
     for step in steps:
-        yield replace(step, state=_committed(step.state))
+        yield replace(step, state=with_committed(step.state))
 
 
-_NOT_LEADING = record(epoch=-1, pe=-1, isr=frozenset(), hw=0, start=0, leo=(-1, -1, -1), fep=(-2, -2, -2),
-                      elig=(-1, -1, -1), pending=record(isr=frozenset(), max=frozenset()))
+NOT_LEADING = record(epoch=-1, pe=-1, isr=frozenset(), hw=0, start=0, leo=(-1, -1, -1), fep=(-2, -2, -2),
+                     elig=(-1, -1, -1), pending=record(isr=frozenset(), max=frozenset()))
+"""The spec's ``NotLeading``: the leader state of a broker that does not believe it leads."""
 
 
 def _leader_state(s: Optional[pl.PartitionLeaderState]) -> TlaValue:
     if s is None:
-        return _NOT_LEADING
+        return NOT_LEADING
     followers = s.followers
     return record(
         epoch=s.leader_epoch, pe=s.partition_epoch, isr=frozenset(s.isr), hw=s.high_watermark,
         start=s.leader_epoch_start_offset,
         leo=tuple(followers[r].log_end_offset if r in followers else -1 for r in REPLICAS),
-        fep=tuple(_incarnation(followers[r].broker_epoch) if r in followers else pl.NO_FETCH for r in REPLICAS),
-        elig=tuple(_incarnation(s.eligible_brokers[r]) if r in s.eligible_brokers else -1 for r in REPLICAS),
+        fep=tuple(incarnation(followers[r].broker_epoch) if r in followers else pl.NO_FETCH for r in REPLICAS),
+        elig=tuple(incarnation(s.eligible_brokers[r]) if r in s.eligible_brokers else -1 for r in REPLICAS),
         pending=record(isr=frozenset(), max=frozenset()) if s.pending is None else
         record(isr=frozenset(s.pending.proposed_isr), max=frozenset(s.pending.maximal_isr)),
     )
 
 
 def _message(m: InFlight) -> TlaValue:
-    return record(s=m.sender, se=_incarnation(m.sender_epoch), le=m.data.leader_epoch, pe=m.data.partition_epoch,
-                  isr=frozenset((r, _incarnation(e)) for r, e in m.data.new_isr_with_epochs))
+    return record(s=m.sender, se=incarnation(m.sender_epoch), le=m.data.leader_epoch, pe=m.data.partition_epoch,
+                  isr=frozenset((r, incarnation(e)) for r, e in m.data.new_isr_with_epochs))
 
 
 def project(state: ExploredState) -> dict[str, TlaValue]:
@@ -256,7 +275,7 @@ def project(state: ExploredState) -> dict[str, TlaValue]:
         "leaderEpoch": partition.leader_epoch,
         "partitionEpoch": partition.partition_epoch,
         "fenced": frozenset(b for b, r in state.brokers.items() if r.fenced),
-        "brokerEpoch": tuple(_incarnation(state.brokers[b].epoch) for b in REPLICAS),
+        "brokerEpoch": tuple(incarnation(state.brokers[b].epoch) for b in REPLICAS),
         "net": frozenset(_message(m) for m in state.net),
         "log": state.logs,
         "known": state.known,

@@ -42,7 +42,7 @@ _LEADER = {"topic_id": TOPIC, "partition_id": PARTITION}
 
 EXPLICIT: dict[str, Any] = {
     "metadata_version": agree.EVENTS["metadata_version"], "elr_enabled": agree.EVENTS["elr_enabled"],
-    "brokers": [{"broker_id": b, "epoch": agree._epoch(b, 0), "incarnation_id": f"incarnation-{b}-0", "fenced": False}
+    "brokers": [{"broker_id": b, "epoch": agree.broker_epoch(b, 0), "incarnation_id": agree.incarnation_id(b, 0), "fenced": False}
                 for b in agree.REPLICAS],
     "topics": [{"name": t.name, "topic_id": t.topic_id} for t in agree.TOPICS.values()],
     "partitions": [{"partition_id": PARTITION, "topic_id": TOPIC, "replicas": list(agree.REPLICAS),
@@ -85,7 +85,7 @@ def _run(point: Point, inputs: list[tuple[str, dict[str, Any]]], **env: Any) -> 
         responses.append(response)
         steps.append(Step(action, args, None if response is None else to_json(response), written))
     after = (control, replace(point[1], **env))
-    committed = agree._committed(explored(after)).committed
+    committed = agree.with_committed(explored(after)).committed
     return (control, replace(after[1], committed=committed)), tuple(steps), responses
 
 
@@ -102,7 +102,7 @@ def moves(point: Point, constants: Mapping[str, Any]) -> Iterator[tuple[str, Poi
     partition = control.partitions[(TOPIC, PARTITION)]
     if partition.partition_epoch >= int(constants["MaxEpoch"]):
         return
-    incarnations = {b: agree._incarnation(r.epoch) for b, r in control.brokers.items()}
+    incarnations = {b: agree.incarnation(r.epoch) for b, r in control.brokers.items()}
     state = explored(point)
     for b in agree.REPLICAS:
         event = "handle_broker_unfenced" if control.brokers[b].fenced else "handle_broker_fenced"
@@ -110,9 +110,9 @@ def moves(point: Point, constants: Mapping[str, Any]) -> Iterator[tuple[str, Poi
         yield ("Unfence" if control.brokers[b].fenced else "Fence"), after, steps
         if sum(incarnations.values()) < int(constants["MaxRestarts"]):
             k = incarnations[b] + 1
-            shutdown = ("handle_broker_shutdown", {"broker_id": b, "epoch": agree._epoch(b, k),
-                                                   "incarnation_id": f"incarnation-{b}-{k}"})
-            for n in agree._kept(state, b):
+            shutdown = ("handle_broker_shutdown", {"broker_id": b, "epoch": agree.broker_epoch(b, k),
+                                                   "incarnation_id": agree.incarnation_id(b, k)})
+            for n in agree.kept_lengths(state, b):
                 after, steps, _ = _run(point, [shutdown], logs=_set(env.logs, b, env.logs[b - 1][:n]),
                                        known=_set(env.known, b, (NO_LEADER, -1)))
                 yield "Restart", after, steps
@@ -135,7 +135,7 @@ def moves(point: Point, constants: Mapping[str, Any]) -> Iterator[tuple[str, Poi
         served = control.leaders.get((source, TOPIC, PARTITION)) if source not in (NO_LEADER, b) else None
         if served is not None and served.leader_epoch == epoch:
             fetch = {"broker_id": source, **_LEADER, "follower": b,
-                     "fetch_offset": agree._common_prefix(env.logs[b - 1], env.logs[source - 1]),
+                     "fetch_offset": agree.common_prefix(env.logs[b - 1], env.logs[source - 1]),
                      "broker_epoch": control.brokers[b].epoch}
             after, steps, (response,) = _run(point, [("follower_fetch", fetch)], logs=_set(env.logs, b, env.logs[source - 1]))
             if response.proposal is not None:
@@ -148,7 +148,7 @@ def moves(point: Point, constants: Mapping[str, Any]) -> Iterator[tuple[str, Poi
 
 
 def _learn(control: PartitionControl, b: int, log_end: int) -> tuple[str, dict[str, Any]]:
-    """Broker ``b`` applies the controller's latest registrations (``agree_partition._learn``'s choice of call)."""
+    """Broker ``b`` applies the controller's latest registrations (``agree_partition``'s ``Learn``: its choice of call)."""
     partition = control.partitions[(TOPIC, PARTITION)]
     current = control.leaders.get((b, TOPIC, PARTITION))
     key = {"broker_id": b, **_LEADER}
@@ -186,7 +186,7 @@ def _ordered(spec_set: frozenset[int], reference: tuple[int, ...]) -> list[int]:
 
 
 def _fetch_epoch(replica: int, incarnation: int) -> int:
-    return NO_FETCH if incarnation == NO_FETCH else agree._epoch(replica, incarnation)
+    return NO_FETCH if incarnation == NO_FETCH else agree.broker_epoch(replica, incarnation)
 
 
 def spec_post(state: Mapping[str, Any], control: PartitionControl) -> dict[str, Any]:
@@ -210,13 +210,13 @@ def spec_post(state: Mapping[str, Any], control: PartitionControl) -> dict[str, 
             "leader_epoch_start_offset": s["start"],
             "followers": {str(r): {"log_end_offset": s["leo"][r - 1], "broker_epoch": _fetch_epoch(r, s["fep"][r - 1])}
                           for r in agree.REPLICAS if r != b},
-            "eligible_brokers": {str(r): agree._epoch(r, s["elig"][r - 1]) for r in agree.REPLICAS if s["elig"][r - 1] >= 0},
+            "eligible_brokers": {str(r): agree.broker_epoch(r, s["elig"][r - 1]) for r in agree.REPLICAS if s["elig"][r - 1] >= 0},
             "pending": None if not pending["max"] else {
                 "proposed_isr": _ordered(pending["isr"], reference.pending.proposed_isr if reference.pending else ()),
                 "maximal_isr": _ordered(pending["max"], reference.pending.maximal_isr if reference.pending else ())},
         }
     return {
-        "brokers": {str(b): {"epoch": agree._epoch(b, k), "incarnation_id": f"incarnation-{b}-{k}",
+        "brokers": {str(b): {"epoch": agree.broker_epoch(b, k), "incarnation_id": agree.incarnation_id(b, k),
                              "fenced": b in state["fenced"], "in_controlled_shutdown": False}
                     for b, k in zip(agree.REPLICAS, state["brokerEpoch"])},
         "partitions": {f"{TOPIC}:{PARTITION}": {
