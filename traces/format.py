@@ -68,10 +68,11 @@ class Component(Protocol):
 def components() -> dict[str, Component]:
     """The components traces may name (each module registers its own actions)."""
     from kraftspec.traces.broker_trace import BROKER
+    from kraftspec.traces.controller_trace import CONTROLLER
     from kraftspec.traces.partition_trace import PARTITION
     from kraftspec.traces.raft_trace import RAFT
 
-    return {BROKER.name: BROKER, PARTITION.name: PARTITION, RAFT.name: RAFT}
+    return {BROKER.name: BROKER, PARTITION.name: PARTITION, RAFT.name: RAFT, CONTROLLER.name: CONTROLLER}
 
 
 def check_version(version: object) -> None:

@@ -97,7 +97,7 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     ``sim``: simulations of ``steps`` steps of ``component`` (``broker``, or ``raft``: one node's view of a
     quorum), ``mutant`` recorded for all, or a ``mutant_share`` of them under the component's mutants in
     turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
-    covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker`` or ``partition``).
+    covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition`` or ``controller``).
     Parquet is written in row groups of ``row_group``.
     """
     try:
@@ -121,6 +121,10 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             from kraftspec.traces import partition_tla
 
             generated = partition_tla.generate_tla(seed, traces, cover)
+        elif kind == "tla" and mutant is None and not mutant_share and component == "controller":
+            from kraftspec.traces import controller_tla
+
+            generated = controller_tla.generate_tla(seed, traces, cover)
         elif kind == "tla" and mutant is None and not mutant_share:
             from kraftspec.traces.tla_traces import generate_tla
 

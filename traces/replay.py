@@ -19,11 +19,12 @@ from types import ModuleType
 from typing import Any, Mapping, Optional
 
 from kraftspec.reference.errors import Errors
-from kraftspec.traces import broker_replay, partition_replay, raft_replay
+from kraftspec.traces import broker_replay, controller_replay, partition_replay, raft_replay
 from kraftspec.traces.format import Step, Trace, Written, components, step_to_json
 from kraftspec.traces.values import to_json
 
-REPLAYERS: dict[str, ModuleType] = {"broker": broker_replay, "partition": partition_replay, "raft": raft_replay}
+REPLAYERS: dict[str, ModuleType] = {"broker": broker_replay, "partition": partition_replay, "raft": raft_replay,
+                                     "controller": controller_replay}
 ABSENT = "(absent)"
 _MISSING = object()  # a stated response field the reference's response does not have
 _NO_DIFFS: list["FieldDiff"] = []  # never mutated

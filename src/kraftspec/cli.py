@@ -249,8 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--row-group", type=int, default=250,
                           help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
-    generate.add_argument("--component", choices=["broker", "partition", "raft"], default="broker",
-                          help="sim: broker or raft (one node of a simulated quorum); tla: broker or partition, the "
+    generate.add_argument("--component", choices=["broker", "partition", "raft", "controller"], default="broker",
+                          help="sim: broker or raft (one node of a simulated quorum); tla: broker, partition or controller, the "
                                "component whose spec's state graph is walked (default broker)")
     validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
                    "with --audit, audit many metadata logs")
