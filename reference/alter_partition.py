@@ -13,10 +13,9 @@ from typing import Mapping
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, assemble
 from kraftspec.reference.partition import (
     PartitionRegistration,
-    _construct,
     TopicInfo,
     TopicPartition,
     apply_records,
@@ -208,7 +207,7 @@ def alter_partition(
                 if record.leader != requester and record.leader != NO_LEADER_CHANGE:
                     results.append(AlterPartitionPartitionResult(index, Errors.NEW_LEADER_ELECTED))
                     continue
-            results.append(_construct(AlterPartitionPartitionResult, {
+            results.append(assemble(AlterPartitionPartitionResult, {
                 "partition_index": index,
                 "error_code": _NONE,
                 "leader_id": partition.leader,
@@ -217,8 +216,8 @@ def alter_partition(
                 "leader_recovery_state": partition.leader_recovery_state,
                 "partition_epoch": partition.partition_epoch,
             }))
-        topic_results.append(_construct(AlterPartitionTopicResult, {"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
-    response = _construct(AlterPartitionResponse, {"error_code": _NONE, "topics": tuple(topic_results)})
+        topic_results.append(assemble(AlterPartitionTopicResult, {"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
+    response = assemble(AlterPartitionResponse, {"error_code": _NONE, "topics": tuple(topic_results)})
     if len(merged) == len(records):
         new_partitions = _frozen(partitions) if not merged else _frozen(partitions).set_many(merged)
     else:  # a partition named twice: Kafka replays both records, the second built on the old state
