@@ -10,11 +10,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from support_traces import assert_round_trips, assert_schema_lists
 
 from kraftspec import oracle
-from kraftspec.traces import jsonl, parquet, raft_replay
+from kraftspec.traces import jsonl, raft_replay
 from kraftspec.traces.check import EXIT_FINDING, EXIT_OK, check_command
-from kraftspec.traces.format import trace_from_json, trace_to_json
+from kraftspec.traces.format import trace_from_json
 from kraftspec.traces.raft_trace import ACTIONS, STANDARD_STATES
 from kraftspec.traces.replay import Verdict, replay
 from kraftspec.traces.values import TraceError
@@ -186,12 +187,7 @@ def test_every_standard_state_starts_and_the_leader_is_elected() -> None:
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenarios_round_trip_through_json_lines_and_parquet(name: str, tmp_path: Path) -> None:
-    trace = trace_from_json(SCENARIOS[name])
-    assert trace_from_json(trace_to_json(trace)) == trace
-    jsonl.write_jsonl(str(tmp_path / "t.jsonl"), [trace])
-    parquet.write_parquet(str(tmp_path / "t.parquet"), [trace])
-    assert [t for _, t in jsonl.read_jsonl(str(tmp_path / "t.jsonl"))] == [trace]
-    assert [t for _, _, t in parquet.read_parquet(str(tmp_path / "t.parquet"))] == [trace]
+    assert_round_trips(SCENARIOS[name], tmp_path)
 
 
 def test_check_reports_a_raft_divergence_with_the_rule(tmp_path: Path) -> None:
@@ -263,16 +259,7 @@ def test_raft_steps_write_no_records() -> None:
 
 
 def test_the_schema_lists_exactly_the_raft_actions_and_standard_states() -> None:
-    shared = {i["properties"]["action"]["const"] for i in SCHEMA["$defs"]["input"]["oneOf"]}
-    own = {i["properties"]["action"]["const"]: i for i in SCHEMA["$defs"]["raft_input"]["oneOf"]}
-    assert set(own) | (shared & {"advance_clock"}) == set(ACTIONS) and "advance_clock" not in own
-    for action, spec in own.items():
-        args = ACTIONS[action].args
-        assert set(spec["properties"]) - {"action"} == set(args)
-        assert set(spec["required"]) - {"action"} == {name for name, (_, required) in args.items() if required}
-    standard = [o["properties"]["standard"]["enum"] for o in SCHEMA["properties"]["initial"]["oneOf"]
-                if "standard" in o["required"]]
-    assert any(set(names) == set(STANDARD_STATES) for names in standard)
+    assert_schema_lists(SCHEMA, "raft_input", ACTIONS, STANDARD_STATES)
     bad = copy.deepcopy(VOTES)
     bad["steps"][0]["input"]["message"]["pre_vote"] = "yes"
     assert not VALIDATOR.is_valid(bad)

@@ -1,0 +1,34 @@
+"""Shared checks for the trace components' tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from kraftspec.traces import jsonl, parquet
+from kraftspec.traces.format import trace_from_json, trace_to_json
+
+
+def assert_round_trips(obj: dict[str, Any], folder: Path) -> None:
+    """A trace (as JSON) reads back equal from its JSON form, a JSON Lines file and a Parquet file."""
+    trace = trace_from_json(obj)
+    assert trace_from_json(trace_to_json(trace)) == trace
+    jsonl.write_jsonl(str(folder / "t.jsonl"), [trace])
+    parquet.write_parquet(str(folder / "t.parquet"), [trace])
+    assert [t for _, t in jsonl.read_jsonl(str(folder / "t.jsonl"))] == [trace]
+    assert [t for _, _, t in parquet.read_parquet(str(folder / "t.parquet"))] == [trace]
+
+
+def assert_schema_lists(schema: dict[str, Any], inputs: str, actions: Mapping[str, Any], standard_states: Iterable[str]) -> None:
+    """The schema's ``$defs[inputs]`` lists exactly a component's actions (``advance_clock`` is shared), each
+    with its arguments and required ones, and one standard-state enum lists exactly its standard states."""
+    shared = {i["properties"]["action"]["const"] for i in schema["$defs"]["input"]["oneOf"]}
+    own = {i["properties"]["action"]["const"]: i for i in schema["$defs"][inputs]["oneOf"]}
+    assert set(own) | (shared & {"advance_clock"}) == set(actions) and "advance_clock" not in own
+    for action, spec in own.items():
+        args = actions[action].args
+        assert set(spec["properties"]) - {"action"} == set(args)
+        assert set(spec["required"]) - {"action"} == {name for name, (_, required) in args.items() if required}
+    standard = [o["properties"]["standard"]["enum"] for o in schema["properties"]["initial"]["oneOf"]
+                if "standard" in o["required"]]
+    assert any(set(names) == set(standard_states) for names in standard)
