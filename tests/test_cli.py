@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 TLA = Path(__file__).parent / "tla"
 
@@ -71,3 +75,22 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
         os.close(write)
     assert done.stderr == ""
     assert done.returncode == 2
+
+
+def test_the_main_job_replays_the_bundled_traces_and_shows_a_divergence_in_full(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from kraftspec import cli, traces
+
+    bundled = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"
+    lines = gzip.decompress(bundled.read_bytes()).decode().splitlines()[:3]
+    wrong = json.loads(lines[1])
+    step = next(s for s in wrong["steps"] if s.get("post"))
+    step["post"] = {**step["post"], "next_offset": -7}
+    (tmp_path / "tla").mkdir()
+    (tmp_path / "tla" / "broker.jsonl.gz").write_bytes(gzip.compress("\n".join([lines[0], json.dumps(wrong)]).encode()))
+    assert cli._check_bundled_traces() == 0  # the real bundle
+    monkeypatch.setattr(traces, "__file__", str(tmp_path / "__init__.py"))
+    assert cli._check_bundled_traces() != 0
+    out = capsys.readouterr().out
+    assert "checked 2 traces from 1 file(s): 1 conformant, 1 divergent" in out and "post.next_offset" in out
+    assert out.count(": conformant (") == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import subprocess
 import sys
@@ -169,8 +170,22 @@ def _scenario_tests() -> Optional[list[Path]]:
     return None
 
 
+def _check_bundled_traces() -> int:
+    """``kraftspec check`` on every bundled ``traces/tla/*.jsonl.gz``: the per-component lines, the totals and any
+    divergence in full (one line per conformant trace is left out)."""
+    from kraftspec import traces
+    from kraftspec.traces.check import check_command
+
+    bundled = sorted(str(p) for p in (Path(traces.__file__).parent / "tla").glob("*.jsonl.gz"))
+    buffer = io.StringIO()
+    status = check_command(bundled, False, buffer)
+    print("\n".join(line for line in buffer.getvalue().splitlines() if ": conformant (" not in line))
+    return status
+
+
 def cmd_main(args: argparse.Namespace) -> int:
-    """The main job on bundled inputs: TLC on every spec, every agreement check, the bundled scenarios."""
+    """The main job on bundled inputs: TLC on every spec, every agreement check, the bundled scenarios and
+    recorded traces, the audit of the bundled metadata logs."""
     started = time.perf_counter()
     print("== Model checking (TLC) ==")
     status = cmd_tlc(args)
@@ -186,6 +201,8 @@ def cmd_main(args: argparse.Namespace) -> int:
             status = max(status, EXIT_FINDING)
     else:
         print("scenarios: no kraftspec checkout here (run from the repository to replay tests/test_*_scenarios.py)")
+    print("\n== The bundled TLC-recorded traces, replayed through the reference (kraftspec check) ==")
+    status = max(status, _check_bundled_traces())
     print("\n== Audit of the bundled real KRaft metadata logs ==")
     from kraftspec.traces.metalog.audit import audit_paths
     from kraftspec.traces.metalog.corpus import data_dirs
