@@ -416,12 +416,17 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
     if diverging is not None:
         return node, FetchResponse(local, _NONE, _NONE, state.epoch, local, endpoints, state.high_watermark, 0,
                                    diverging, (), req.correlation_id)
-    records = raft_log.read(log, req.fetch_offset, node.config.fetch_max_records)
-    leader = raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now, node.config)
-    return assemble(RaftNode, {**node.__dict__, "state": leader}), assemble(FetchResponse, {
+    fetch_offset = req.fetch_offset
+    config = node.config
+    leader = raft_leader.update_replica_state(state, req.replica_id, fetch_offset, now, config)
+    fields = {**node.__dict__}
+    fields["state"] = leader
+    return assemble(RaftNode, fields), assemble(FetchResponse, {
         "source": local, "error": _NONE, "partition_error": _NONE, "leader_epoch": leader.epoch, "leader_id": local,
         "leader_endpoints": endpoints, "high_watermark": leader.high_watermark, "log_start_offset": 0,
-        "diverging_epoch": NO_DIVERGING_EPOCH, "records": records, "correlation_id": req.correlation_id})
+        "diverging_epoch": NO_DIVERGING_EPOCH,
+        "records": raft_log.read(log, fetch_offset, config.fetch_max_records),
+        "correlation_id": req.correlation_id})
 
 
 def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -438,9 +443,10 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
             or req.last_fetched_epoch > req.current_leader_epoch):
         out.append(Send(src, _fetch_error_response(node, Errors.INVALID_REQUEST, req)))
         return node
-    old_hw = node.state.high_watermark if type(node.state) is Leader else -1
+    state = node.state
+    old_hw = state.high_watermark if type(state) is Leader else -1
     node, resp = _try_complete_fetch(node, req, now)
-    if (resp.partition_error is not _NONE or resp.records or req.max_wait_ms == 0
+    if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not _NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
         out.append(assemble(Send, {"destination": src, "message": resp}))
     else:

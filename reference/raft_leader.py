@@ -65,24 +65,25 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
     own = voters.get(leader.local_id)
     leader_end = own.end_offset if own is not None else -1
     voter = voters.get(replica_id)
+    fields = {**leader.__dict__}  # a combined dict (a split one would defeat attribute caching)
     if voter is None:
-        observer = leader.observer_states.get(replica_id)
-        if observer is None:
-            observer = ReplicaState()
-        observers = leader.observer_states.set(replica_id, _followed(observer, fetch_offset, leader_end, now))
-        return evolve(leader, observer_states=observers)
-    voter_states = voters.set(replica_id, _followed(voter, fetch_offset, leader_end, now))
+        observers = leader.observer_states
+        observer = observers.get(replica_id)
+        followed = _followed(observer if observer is not None else ReplicaState(), fetch_offset, leader_end, now)
+        fields["observer_states"] = FrozenMap({**observers, replica_id: followed})
+        return assemble(Leader, fields)
+    voter_states = FrozenMap({**voters, replica_id: _followed(voter, fetch_offset, leader_end, now)})
     fetched = leader.fetched_voters
     new_fetcher = replica_id not in fetched
-    deadline = leader.check_quorum_deadline
     if raft_rules.check_quorum_reached(len(voter_states), len(fetched) + new_fetcher, own is not None):
-        fetched = _NO_VOTERS
-        deadline = now + config.check_quorum_timeout_ms
+        fields["fetched_voters"] = _NO_VOTERS
+        fields["check_quorum_deadline"] = now + config.check_quorum_timeout_ms
     elif new_fetcher:
-        fetched = fetched | {replica_id}
-    hw = leader.high_watermark if voter.end_offset == fetch_offset else _with_high_watermark(leader, voter_states)
-    return assemble(Leader, {**leader.__dict__, "voter_states": voter_states, "fetched_voters": fetched,
-                             "check_quorum_deadline": deadline, "high_watermark": hw})
+        fields["fetched_voters"] = fetched | {replica_id}
+    if voter.end_offset != fetch_offset:
+        fields["high_watermark"] = _with_high_watermark(leader, voter_states)
+    fields["voter_states"] = voter_states
+    return assemble(Leader, fields)
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:
