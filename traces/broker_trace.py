@@ -19,7 +19,7 @@ from kraftspec.models import broker_strategies
 from kraftspec.reference import broker, records as records_module
 from kraftspec.reference.partition import TopicInfo
 from kraftspec.reference.records import MetadataRecord
-from kraftspec.traces.values import Decoder, TraceError, decoder, from_json, require, to_json
+from kraftspec.traces.values import FieldPlan, TraceError, decode_fields, decoder, from_json, require, to_json
 
 RECORD_TYPES: dict[str, type] = {
     name: cls for name, cls in vars(records_module).items()
@@ -52,7 +52,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("activate", "activate", _NOW),
 )}
 
-InputPlan = tuple[frozenset[str], tuple[tuple[str, Decoder, Optional[type], bool], ...]]
+InputPlan = tuple[frozenset[str], tuple[FieldPlan, ...]]
 """An action's decoding plan: the fields an input may have, and each argument's (name, decoder, exact type, required)."""
 
 
@@ -75,14 +75,7 @@ def decode_arguments(plans: Mapping[str, InputPlan], component: str, action: str
     if not allowed.issuperset(obj):
         unknown = sorted(set(obj) - allowed)
         raise TraceError(f"{path}: unknown argument {unknown[0]!r} for action {action!r}")
-    args = {}
-    for name, decode, exact, required in arguments:
-        if name in obj:
-            value = obj[name]
-            args[name] = value if type(value) is exact else decode(value, f"{path}.{name}")
-        elif required:
-            raise TraceError(f"{path}: action {action!r} needs {name!r}")
-    return args
+    return decode_fields(obj, arguments, path, lambda name: f"action {action!r} needs {name!r}")
 
 
 _INPUT_PLANS = input_plans(ACTIONS)

@@ -13,7 +13,7 @@ import enum
 import functools
 import types
 import typing
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from kraftspec.reference.errors import Errors
 
@@ -97,12 +97,30 @@ _SCALARS: dict[type, Decoder] = {bool: _scalar(bool, "a boolean"), int: _scalar(
                                  str: _scalar(str, "a string")}
 
 
+FieldPlan = tuple[str, Decoder, Optional[type], bool]
+"""How one field is decoded: (name, decoder, the exact scalar type taken as it is or None, required)."""
+
+
+def decode_fields(obj: dict[str, Any], plan: Iterable[FieldPlan], path: str,
+                  missing: Callable[[str], str]) -> dict[str, Any]:
+    """The fields of ``obj`` that ``plan`` names, decoded (a scalar of exactly its type is taken as it is);
+    a required field that is absent is a :class:`TraceError` with ``missing(name)``."""
+    decoded = {}
+    for name, field_decoder, exact, required in plan:
+        if name in obj:
+            item = obj[name]
+            decoded[name] = item if type(item) is exact else field_decoder(item, f"{path}.{name}")
+        elif required:
+            raise TraceError(f"{path}: {missing(name)}")
+    return decoded
+
+
 def _dataclass_decoder(cls: type) -> Decoder:
     hints = typing.get_type_hints(cls)
     fields = [(f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
               for f in dataclasses.fields(cls)]
     names = frozenset(name for name, _ in fields)
-    plan: list[tuple[str, bool, Decoder, Optional[type]]] = []
+    plan: list[FieldPlan] = []
 
     def decode(value: object, path: str) -> Any:
         if not isinstance(value, dict):
@@ -110,17 +128,9 @@ def _dataclass_decoder(cls: type) -> Decoder:
         if not names.issuperset(value):
             raise TraceError(f"{path}: unknown field {sorted(set(value) - names)[0]!r} for {cls.__name__}")
         if not plan:  # resolved on first use: a dataclass may refer to itself
-            plan.extend((name, required, decoder(hints[name]), hints[name] if hints[name] in _SCALARS else None)
+            plan.extend((name, decoder(hints[name]), hints[name] if hints[name] in _SCALARS else None, required)
                         for name, required in fields)
-        kwargs = {}
-        for name, required, field_decoder, exact in plan:
-            if name in value:
-                item = value[name]
-                # a scalar of exactly its type is taken as is; anything else goes through its decoder
-                kwargs[name] = item if type(item) is exact else field_decoder(item, f"{path}.{name}")
-            elif required:
-                raise TraceError(f"{path}: missing field {name!r} for {cls.__name__}")
-        return cls(**kwargs)
+        return cls(**decode_fields(value, plan, path, lambda name: f"missing field {name!r} for {cls.__name__}"))
     return decode
 
 
