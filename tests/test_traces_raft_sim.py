@@ -73,7 +73,7 @@ def test_generate_sim_raft_then_check(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind, mutant, message", [
     ("sim", "broker-no-duplicate-check", "mutant 'broker-no-duplicate-check' belongs to component 'broker', not raft"),
-    ("tla", None, "no TLA+ trace recorder for component 'raft'"),
+    ("tla", "raft_hw_from_minority", "--mutant and --mutant-share apply to simulated traces only"),
 ])
 def test_generate_refuses_what_it_cannot_record(kind: str, mutant: str, message: str, tmp_path: Path) -> None:
     out = io.StringIO()

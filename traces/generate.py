@@ -97,7 +97,8 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     ``sim``: simulations of ``steps`` steps of ``component`` (``broker``, or ``raft``: one node's view of a
     quorum), ``mutant`` recorded for all, or a ``mutant_share`` of them under the component's mutants in
     turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
-    covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition`` or ``controller``).
+    covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition``, ``controller``,
+    or ``raft``: one node's view of ``KRaftQuorum.tla``).
     Parquet is written in row groups of ``row_group``.
     """
     try:
@@ -105,8 +106,6 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             raise ValueError("--mutant-share must be between 0 and 1 and --row-group at least 1")
         if kind == "sim" and component not in ("broker", "raft"):
             raise ValueError(f"no simulator for component {component!r}: use `generate tla --component {component}`")
-        if kind == "tla" and component == "raft":
-            raise ValueError("no TLA+ trace recorder for component 'raft': use `generate sim --component raft`")
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
@@ -121,6 +120,10 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             from kraftspec.traces import partition_tla
 
             generated = partition_tla.generate_tla(seed, traces, cover)
+        elif kind == "tla" and mutant is None and not mutant_share and component == "raft":
+            from kraftspec.traces import raft_tla
+
+            generated = raft_tla.generate_tla(seed, traces, cover)
         elif kind == "tla" and mutant is None and not mutant_share and component == "controller":
             from kraftspec.traces import controller_tla
 
