@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from kraftspec.spec import trace_validation_broker, trace_validation_partition
+from kraftspec.spec import trace_validation_controller
+from kraftspec.spec import trace_validation_raft
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcError, run_tlc
@@ -33,7 +35,9 @@ from kraftspec.traces.format import Trace
 
 BATCH = 1000
 MODULES: dict[str, TraceModule] = {m.component: m for m in (trace_validation_broker.MODULE,
-                                                             trace_validation_partition.MODULE)}
+                                                             trace_validation_partition.MODULE,
+                                                             trace_validation_controller.MODULE,
+                                                             trace_validation_raft.MODULE)}
 """The components with a trace-validation module, by trace-format component name."""
 _REPORT = re.compile(r'<<\s*"kraftspec-trace",\s*(\d+),\s*(\d+),\s*"((?:[^"\\]|\\.)*)"\s*>>')
 """A trace module's ``Report`` line; TLC breaks a tuple wider than its line width over several lines."""

@@ -1,0 +1,364 @@
+"""Raft traces in the vocabulary of ``KRaftQuorumTrace.tla`` (``kraftspec check --with-tlc``).
+
+A raft trace is one node's view (``traces/FORMAT.md``): the spec's per-node handlers judge that node and
+the other nodes are its environment. The correspondences of ``spec/agree_raft.py``, read backwards: an
+input message is the spec's message in the bag (log entries as their epochs; a response carries the
+position or epoch of the request it answers, the request the node has outstanding to its source, as
+Kafka's correlation ids decide, so an unanswerable response is one the spec discards); each message the
+node sent is the handler's reply or the message of a send action; ``append`` of one record is
+ClientAppend, ``restart`` is Crash, ``tick`` only polls. The pre-vote (KIP-996) is taken as won: the
+node's entry into Prospective, its pre-vote requests and the pre-vote responses short of a majority
+change nothing in the spec, the majority is its Timeout; another node's pre-vote request of at most the
+node's epoch changes nothing either (its answer is not a message of the spec, so not judged). Time is
+abstract (``now``, ``jitter`` and ``clock`` are not judged); a QuorumEpochResponse answering
+BeginQuorumEpoch is not modelled, so not judged. Outside: pre-vote requests of a newer epoch,
+EndQuorumEpoch, DescribeQuorum, ``resign``, parked fetches, appends of other than one record, ids other
+than the spec's nodes, epochs or offsets beyond ``KRaftQuorum.deep.cfg``'s bounds (the deeper ones TLC
+checks), fields the spec's nodes never set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Optional
+
+from kraftspec.reference import raft
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_state import leader_of
+from kraftspec.reference.raft_messages import (
+    METADATA_PARTITION,
+    METADATA_TOPIC_ID,
+    BeginQuorumEpochRequest,
+    FetchRequest,
+    VoteRequest,
+    VoteResponse,
+)
+from kraftspec.spec import agree_raft
+from kraftspec.spec.tla_parse import to_tla
+from kraftspec.spec.tla_values import TlaValue, record
+from kraftspec.spec.tlc_config import read_constants
+from kraftspec.spec.trace_validation_common import SPEC_DIR, Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.traces import raft_replay
+from kraftspec.traces.format import Step, Trace
+
+_FETCH_ERRORS = ("NONE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER")
+"""The partition errors the spec's fetch answers carry (§3.7 epoch validation)."""
+_NO_MESSAGE = record(type="none")
+_UNANSWERED = -1
+"""The position or request epoch of a response no outstanding request awaits: the spec discards it."""
+_STEP_KINDS = {"tick": "tick", "advance_clock": "clock", "restart": "restart"}
+_MODELLED = ("vote_request", "vote_response", "fetch_request", "fetch_response", "begin_quorum_epoch_request", "append",
+             *_STEP_KINDS)
+_POST = {"role": "role", "epoch": "epoch", "leader_id": "leader", "high_watermark": "hw",
+         "flushed_end_offset": "flushed", "log_end_offset": "leo", "last_fetched_epoch": "lfe"}
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    nodes: frozenset[int]
+    max_epoch: int
+    max_len: int
+
+    def node(self, value: Any, what: str, none_ok: bool = False) -> int:
+        if (none_ok and value == agree_raft.NO_NODE) or value in self.nodes:
+            return int(value)
+        raise Outside(f"{what} {value} is not one of the spec's nodes {sorted(self.nodes)}")
+
+    def epoch(self, value: Any, what: str) -> int:
+        if not 0 <= value <= self.max_epoch:
+            raise Outside(f"{what} {value} is outside 0..MaxEpoch ({self.max_epoch})")
+        return int(value)
+
+    def offset(self, value: Any, what: str, low: int = 0) -> int:
+        if not low <= value <= self.max_len:
+            raise Outside(f"{what} {value} is outside {low}..MaxLogLen ({self.max_len})")
+        return int(value)
+
+
+def _bounds(constants: Mapping[str, TlaValue]) -> _Bounds:
+    return _Bounds(frozenset(constants["Voters"]) | frozenset(constants["Observers"]),  # type: ignore[arg-type]
+                   int(constants["MaxEpoch"]), int(constants["MaxLogLen"]))  # type: ignore[call-overload]
+
+
+def _of_node(value: TlaValue, n: int) -> TlaValue:
+    """Node ``n``'s value of a one-node projection (a function of domain ``{1}`` is the sequence of one value)."""
+    return value[n - 1] if isinstance(value, tuple) else value[n]  # type: ignore[index]
+
+
+def _initial(trace: Trace, constants: Mapping[str, TlaValue], bounds: _Bounds) -> str:
+    """The trace's initial node as the spec's variables of that node (``agree_raft.project``), with its id.
+
+    The other nodes are the environment: they start in ``Init`` and never move; the node may start in any state
+    of the spec's vocabulary within the bounds (the explicit states of ``traces/FORMAT.md``)."""
+    node = raft_replay.initial(trace)
+    bounds.node(node.local_id, "the node")
+    if node.voters != frozenset(constants["Voters"]):  # type: ignore[arg-type]
+        raise Outside(f"voters {sorted(node.voters)} are not the spec's Voters {to_tla(constants['Voters'])}")
+    if node.state.role == "Prospective":
+        raise Outside("the node starts in its pre-vote (the spec takes the pre-vote as won)")
+    if node.config.fetch_max_records < bounds.max_len:
+        raise Outside(f"fetch_max_records {node.config.fetch_max_records} is below MaxLogLen (the spec's leaders "
+                      f"send their whole log)")
+    bounds.epoch(node.state.epoch, "the epoch")
+    bounds.offset(node.log.end_offset, "the log end offset")
+    for entry in node.log.entries:
+        bounds.epoch(entry.epoch, "a log entry's epoch")
+    values = agree_raft.project(agree_raft.ExploredState((node,), FrozenMap()))
+    own = {name: _of_node(values[name], node.local_id)
+           for name in ("role", "epoch", "leader", "voted", "granted", "hw", "log", "flushed", "endOff")}
+    return to_tla(record(node=node.local_id, **own))
+
+
+def _epochs(entries: Any, bounds: _Bounds) -> tuple[int, ...]:
+    if len(entries) > bounds.max_len:
+        raise Outside(f"{len(entries)} log entries exceed MaxLogLen ({bounds.max_len})")
+    return tuple(bounds.epoch(e.epoch, "a log entry's epoch") for e in entries)
+
+
+class _View:
+    """What the trace has shown of the node so far: its id, the requests outstanding (``RequestManager``)
+    by destination and the role, epoch and leader it last stated (a change of them resets the requests)."""
+
+    def __init__(self, node: raft.RaftNode, bounds: _Bounds) -> None:
+        self.n = node.local_id
+        self.cluster_id = node.cluster_id
+        self.bounds = bounds
+        self.outstanding: dict[int, dict[str, Any]] = {}
+        self.position = (node.state.role, node.state.epoch, leader_of(node.state))
+
+    def answered(self, source: int, correlation_id: Optional[int], kind: str) -> Optional[dict[str, Any]]:
+        """The outstanding request a response from ``source`` answers (it is no longer outstanding), or None."""
+        request = self.outstanding.get(source)
+        if request is None or request["type"] != kind or (
+                correlation_id is not None and request.get("correlation_id") not in (None, correlation_id)):
+            return None
+        del self.outstanding[source]
+        return request
+
+    def after(self, step: Step, sent: list[dict[str, Any]]) -> None:
+        """Forget the requests a restart or a stated change of role, epoch or leader cancels; note the new ones."""
+        post = step.post or {}
+        position = tuple(post.get(name, old) for name, old in zip(("role", "epoch", "leader_id"), self.position))
+        if step.action == "restart" or position != self.position:
+            self.outstanding.clear()
+        self.position = position
+        for message in sent:
+            if message.get("type") in ("VoteRequest", "FetchRequest"):
+                self.outstanding[message["destination"]] = message
+
+
+def _canonical(message: Any, view: _View, what: str, **allowed: Any) -> None:
+    """Outside when ``message`` names another cluster or partition than the spec's one."""
+    if getattr(message, "cluster_id", None) not in (None, view.cluster_id):
+        raise Outside(f"the {what} names another cluster")
+    if (message.topic_partition, getattr(message, "topic_id", METADATA_TOPIC_ID)) != (METADATA_PARTITION, METADATA_TOPIC_ID):
+        raise Outside(f"the {what} is not for the metadata partition")
+    for name, values in allowed.items():
+        if getattr(message, name) not in values:
+            raise Outside(f"the {what}'s {name} {getattr(message, name)!r} is not one the spec's nodes send")
+
+
+def _input(step: Step, view: _View) -> tuple[str, TlaValue]:
+    """(kind, the spec message delivered) of a message input: ``msg``, ``prevote`` (an answer to the node's pre-vote)
+    or ``prevotereq`` (another node's pre-vote request)."""
+    message, b, n = step.input["message"], view.bounds, view.n
+    if isinstance(message, VoteRequest):
+        _canonical(message, view, "vote request", voter_id=(None, n), voter_directory_id=(None,))
+        if message.last_offset_epoch > message.replica_epoch:
+            raise Outside("the vote request's last offset epoch is beyond its epoch (the spec's candidates never)")
+        return "prevotereq" if message.pre_vote else "msg", record(
+            type="VoteReq", src=b.node(message.replica_id, "the candidate"), dst=n,
+            epoch=b.epoch(message.replica_epoch, "the vote request's epoch"),
+            lastEpoch=b.epoch(message.last_offset_epoch, "the vote request's last epoch"),
+            lastOffset=b.offset(message.last_offset, "the vote request's last offset"))
+    if isinstance(message, FetchRequest):
+        _canonical(message, view, "fetch request")
+        if message.last_fetched_epoch > message.current_leader_epoch or message.max_wait_ms < 0:
+            raise Outside("the fetch request is invalid (the spec's nodes never send it)")
+        return "msg", record(type="FetchReq", src=b.node(message.replica_id, "the fetching replica"), dst=n,
+                             epoch=b.epoch(message.current_leader_epoch, "the fetch request's epoch"),
+                             offset=b.offset(message.fetch_offset, "the fetch offset"),
+                             lastEpoch=b.epoch(message.last_fetched_epoch, "the last fetched epoch"))
+    if isinstance(message, BeginQuorumEpochRequest):
+        _canonical(message, view, "BeginQuorumEpoch request", voter_id=(None, n), voter_directory_id=(None,))
+        return "msg", record(type="BeginEpoch", src=b.node(message.leader_id, "the leader"), dst=n,
+                             epoch=b.epoch(message.leader_epoch, "the BeginQuorumEpoch epoch"))
+    source = b.node(message.source, "the responder")
+    if message.error.name != "NONE":
+        raise Outside(f"a response with error {message.error.name} (the spec's nodes answer without one)")
+    leader = b.node(message.leader_id, "the responder's leader", none_ok=True)
+    epoch = b.epoch(message.leader_epoch, "the response's epoch")
+    if isinstance(message, VoteResponse):
+        if message.partition_error.name not in ("NONE", "FENCED_LEADER_EPOCH"):
+            raise Outside(f"a vote response with {message.partition_error.name} (the spec's voters never answer so)")
+        request = view.answered(source, message.correlation_id, "VoteRequest")
+        fields = dict(type="VoteResp", src=source, dst=n, epoch=epoch, leader=leader, granted=message.vote_granted)
+        if request is not None and request.get("pre_vote"):
+            return "prevote", record(reqEpoch=request["replica_epoch"], **fields)
+        return "msg", record(reqEpoch=_UNANSWERED if request is None else request["replica_epoch"],
+                             **fields)
+    if message.partition_error.name not in _FETCH_ERRORS:
+        raise Outside(f"a fetch response with {message.partition_error.name} (the spec's leaders never answer so)")
+    request = view.answered(source, message.correlation_id, "FetchRequest")
+    diverging = message.diverging_epoch
+    if diverging[0] >= 0:
+        b.epoch(diverging[0], "the diverging epoch")
+        b.offset(diverging[1], "the diverging end offset")
+    return "msg", record(
+        type="FetchResp", src=source, dst=n, epoch=epoch, leader=leader, error=message.partition_error.name,
+        hw=b.offset(message.high_watermark, "the fetch response's high watermark", -1),
+        diverging=tuple(diverging), entries=_epochs(message.records, b),
+        offset=_UNANSWERED if request is None else request["fetch_offset"],
+        lastEpoch=_UNANSWERED if request is None else request["last_fetched_epoch"])
+
+
+_REPLY_FIELDS = {"VoteResponse": {"leader_epoch": "epoch", "leader_id": "leader", "vote_granted": "granted"},
+                 "FetchResponse": {"leader_epoch": "epoch", "leader_id": "leader", "partition_error": "error",
+                                   "high_watermark": "hw", "diverging_epoch": "diverging", "records": "entries"}}
+_REQUEST_FIELDS = {"VoteRequest": ("VoteReq", {"replica_epoch": "epoch", "last_offset_epoch": "lastEpoch",
+                                               "last_offset": "lastOffset"}),
+                   "FetchRequest": ("FetchReq", {"current_leader_epoch": "epoch", "fetch_offset": "offset",
+                                                 "last_fetched_epoch": "lastEpoch"}),
+                   "BeginQuorumEpochRequest": ("BeginEpoch", {"leader_epoch": "epoch"})}
+
+
+def _typed(value: Any, expected: type) -> Any:
+    """``value`` if of exactly type ``expected`` (TLC cannot compare, say, a string with an integer); ValueError else."""
+    if type(value) is not expected:
+        raise ValueError(f"{value!r} is not of type {expected.__name__}")
+    return value
+
+
+def _ints(values: Any) -> tuple[int, ...]:
+    return tuple(_typed(v, int) for v in _typed(values, list))
+
+
+def _stated(message: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, TlaValue]:
+    """The spec's fields of a sent message that the trace states (only those are compared, as the replay does)."""
+    out: dict[str, TlaValue] = {}
+    for name, field in names.items():
+        if name in message:
+            value = message[name]
+            out[field] = (_typed(error_name(value), str) if name == "partition_error"
+                          else _ints(value) if name == "diverging_epoch"
+                          else _ints([e["epoch"] for e in _typed(value, list)]) if name == "records"
+                          else _typed(value, bool if name == "vote_granted" else int))
+    return out
+
+
+def _reply(message: Mapping[str, Any], delivered: TlaValue, view: _View) -> TlaValue:
+    """A sent response as the spec's reply to the delivered request (the position or epoch it answers is the request's)."""
+    if message.get("error", "NONE") not in ("NONE", 0):
+        raise Outside(f"the {message['type']} answers with error {message['error']}")
+    fields = _stated(message, _REPLY_FIELDS[message["type"]])
+    if message["type"] == "VoteResponse":
+        return record(type="VoteResp", src=view.n, dst=message["destination"],
+                      reqEpoch=delivered["epoch"], **fields)  # type: ignore[index]
+    return record(type="FetchResp", src=view.n, dst=message["destination"], offset=delivered["offset"],  # type: ignore[index]
+                  lastEpoch=delivered["lastEpoch"], **fields)  # type: ignore[index]
+
+
+def _request(message: Mapping[str, Any], view: _View) -> TlaValue:
+    """A sent request as the message of the spec's send action (its stated fields)."""
+    kind, names = _REQUEST_FIELDS[message["type"]]
+    return record(type=kind, src=view.n, dst=message["destination"], **_stated(message, names))
+
+
+def _sends(step: Step, kind: str, delivered: TlaValue,
+           view: _View) -> tuple[tuple[TlaValue, ...], tuple[TlaValue, ...], bool]:
+    """(the handler's reply, the requests sent, whether pre-vote requests were sent) of the stated sends."""
+    stated = [] if step.response is None else list(step.response.get("sends") or [])
+    request_input = kind in ("msg", "prevotereq") and delivered["type"] in ("VoteReq", "FetchReq")  # type: ignore[index]
+    reply: list[TlaValue] = []
+    requests: list[TlaValue] = []
+    prevotes = False
+    for position, message in enumerate(stated):
+        what = message.get("type")
+        _typed(message.get("destination"), int)
+        if what in ("VoteResponse", "FetchResponse"):
+            if not (request_input and position == 0 and message.get("destination") == delivered["src"]):  # type: ignore[index]
+                raise Outside(f"a {what} the spec's handlers do not send here (a parked fetch answered, ...)")
+            if kind == "msg":  # a pre-vote's answer is not a message of the spec
+                reply.append(_reply(message, delivered, view))
+        elif what == "QuorumEpochResponse" and step.action == "begin_quorum_epoch_request":
+            continue  # the spec does not model BeginQuorumEpoch's answer
+        elif what == "VoteRequest" and message.get("pre_vote") is True:
+            prevotes = True
+        elif what in ("VoteRequest", "FetchRequest", "BeginQuorumEpochRequest"):
+            requests.append(_request(message, view))
+        else:
+            raise Outside(f"the node sends a {what}, which the spec does not model")
+    if kind == "msg" and request_input and not reply:
+        if delivered["type"] == "FetchReq" and step.input["message"].max_wait_ms > 0:  # type: ignore[index]
+            raise Outside("the leader parks the fetch (the spec answers every fetch at once)")
+    return tuple(reply), tuple(requests), prevotes
+
+
+def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
+    """The stated post-state as the node's spec variables (``clock`` is not judged: the spec's time is abstract)."""
+    out: dict[str, TlaValue] = {_POST[name]: _typed(value, str if name == "role" else int)
+                                for name, value in post.items() if name in _POST}
+    if "voted_key" in post:
+        out["voted"] = agree_raft.NO_NODE if post["voted_key"] is None else _typed(post["voted_key"]["id"], int)
+    if "log" in post:
+        out["log"] = _ints([e["epoch"] for e in _typed(post["log"], list)])
+    if "epoch_cache" in post:
+        out["cache"] = frozenset(_ints(pair) for pair in _typed(post["epoch_cache"], list))
+    if "quorum_state_file" in post:
+        out["qepoch"] = _typed(post["quorum_state_file"]["epoch"], int)
+    return out
+
+
+def encode_step(step: Step, view: _View) -> str:
+    """The step as a ``KRaftQuorumTrace`` step record. Raises :class:`Outside` when the spec cannot express it."""
+    action = step.action
+    if action not in _MODELLED:
+        raise Outside(f"action {action!r} is not modelled by the spec (it models {', '.join(sorted(_MODELLED))})")
+    m = _NO_MESSAGE
+    if "message" in step.input:
+        kind, m = _input(step, view)
+    elif action == "append":
+        records = step.input["records"]
+        if len(records) != 1:
+            raise Outside(f"an append of {len(records)} records (the spec's leaders append one at a time)")
+        if step.response is None or "last_offset" not in step.response:
+            raise Outside("the append does not state whether the node appended (last_offset)")
+        kind = "noappend" if step.response["last_offset"] is None else "append"
+    else:
+        kind = _STEP_KINDS[action]
+    try:
+        reply, requests, prevotes = _sends(step, kind, m, view)
+        post = _post(step.post or {})
+        view.after(step, [] if step.response is None else list(step.response.get("sends") or []))
+        readable = True
+    except (KeyError, TypeError, ValueError, AttributeError):  # stated JSON of another shape than the reference's
+        reply, requests, prevotes, post, readable = (), (), False, {}, False
+    return to_tla(record(kind=kind, m=m, reply=reply, reqs=requests, prevotes=prevotes, readable=readable,
+                         role=post.get("role", "?"), stated=frozenset(post), post=record(**(post or {"nothing": 0}))))
+
+
+def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
+    """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express."""
+    bounds = _bounds(constants)
+
+    def steps() -> Iterator[str]:
+        view = _View(raft_replay.initial(trace), bounds)
+        for step in trace.steps:
+            yield encode_step(step, view)
+    return encoded(lambda: _initial(trace, constants, bounds), steps)
+
+
+@dataclass(frozen=True)
+class _RaftTraceModule(TraceModule):
+    """The raft trace module, validated under ``KRaftQuorum.deep.cfg``: a trace holds one node's states, so the
+    deeper bounds TLC also checks cost nothing here."""
+
+    def bounds(self) -> dict[str, TlaValue]:
+        return read_constants(SPEC_DIR / f"{self.spec}.deep.cfg")
+
+
+MODULE = _RaftTraceModule("raft", "KRaftQuorum",
+                          ("role", "epoch", "leader", "voted", "granted", "hw", "log", "flushed", "endOff", "msgs",
+                           "committed", "faults", "timeouts", "t", "i", "outside", "ph", "k", "pre"), encode)
+"""``spec/KRaftQuorumTrace.tla``: the spec's variables, then the trace index, the steps explained, why it stopped,
+the phase within a step, the requests sent so far and whether the node is in its pre-vote."""
