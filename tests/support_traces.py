@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import gzip
+import json
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from kraftspec.traces import jsonl, parquet
 from kraftspec.traces.format import trace_from_json, trace_to_json
@@ -32,3 +35,20 @@ def assert_schema_lists(schema: dict[str, Any], inputs: str, actions: Mapping[st
     standard = [o["properties"]["standard"]["enum"] for o in schema["properties"]["initial"]["oneOf"]
                 if "standard" in o["required"]]
     assert any(set(names) == set(standard_states) for names in standard)
+
+
+def read_objs(path: Path) -> list[dict[str, Any]]:
+    """Every trace of a bundled ``.jsonl.gz`` file as its JSON object."""
+    with gzip.open(path, "rt") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def first_step(objs: list[dict[str, Any]], found: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any], int]:
+    """A copy of the first trace with a step for which ``found`` holds, cut after it, and that step's index."""
+    for obj in objs:
+        for index, step in enumerate(obj["steps"]):
+            if found(step):
+                cut = copy.deepcopy(obj)
+                cut["steps"] = cut["steps"][:index + 1]
+                return cut, index
+    raise AssertionError("no bundled step matches")

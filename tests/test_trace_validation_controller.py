@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import gzip
 import io
 import json
 from pathlib import Path
@@ -18,6 +17,8 @@ from typing import Any, Callable, Optional
 
 import pytest
 from test_traces_controller_mutants import SHOWN
+
+from support_traces import first_step, read_objs
 
 from kraftspec import traces
 from kraftspec.mutants import all_mutants
@@ -43,19 +44,7 @@ REQUEST = {"controller_id": 1, "incarnation_id": "inc1",
 
 @pytest.fixture(scope="module")
 def objs() -> list[dict[str, Any]]:
-    with gzip.open(BUNDLED, "rt") as lines:
-        return [json.loads(line) for line in lines]
-
-
-def first(objs: list[dict[str, Any]], found: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any], int]:
-    """A copy of the first bundled trace with a step for which ``found`` holds, cut after it, and that step's index."""
-    for obj in objs:
-        for index, step in enumerate(obj["steps"]):
-            if found(step):
-                cut = copy.deepcopy(obj)
-                cut["steps"] = cut["steps"][:index + 1]
-                return cut, index
-    raise AssertionError("no bundled step matches")
+    return read_objs(BUNDLED)
 
 
 def action(name: str) -> Callable[[dict[str, Any]], bool]:
@@ -65,17 +54,17 @@ def action(name: str) -> Callable[[dict[str, Any]], bool]:
 def edited(objs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
     """Bundled traces made non-conformant at one step, each in another output: post-state, answer, requests sent,
     records written, a counter and the log's registration."""
-    registered, at_registered = first(objs, action("on_metadata_update"))
+    registered, at_registered = first_step(objs, action("on_metadata_update"))
     registered["steps"][at_registered]["post"]["registered"] ^= True
-    answer, at_answer = first(objs, lambda s: action("register_controller")(s) and "active" not in s["input"])
+    answer, at_answer = first_step(objs, lambda s: action("register_controller")(s) and "active" not in s["input"])
     answer["steps"][at_answer]["output"]["response"]["error"] = "NOT_CONTROLLER"
-    sends, at_sends = first(objs, lambda s: action("start")(s) and s["output"]["response"]["sends"])
+    sends, at_sends = first_step(objs, lambda s: action("start")(s) and s["output"]["response"]["sends"])
     sends["steps"][at_sends]["output"]["response"]["sends"] = []
-    record, at_record = first(objs, lambda s: action("register_controller")(s) and s["output"]["records"])
+    record, at_record = first_step(objs, lambda s: action("register_controller")(s) and s["output"]["records"])
     record["steps"][at_record]["output"]["records"] = []
-    failed, at_failed = first(objs, lambda s: action("on_response")(s) and s["input"]["error"] != "NONE")
+    failed, at_failed = first_step(objs, lambda s: action("on_response")(s) and s["input"]["error"] != "NONE")
     failed["steps"][at_failed]["post"]["failed_rpcs"] += 1
-    log, at_log = first(objs, lambda s: action("register_controller")(s) and s["post"]["controllers"].get(
+    log, at_log = first_step(objs, lambda s: action("register_controller")(s) and s["post"]["controllers"].get(
         "1", {}).get("incarnation_id") == "inc1")
     log["steps"][at_log]["post"]["controllers"]["1"]["incarnation_id"] = "inc2"
     return [(registered, at_registered), (answer, at_answer), (sends, at_sends), (record, at_record),
@@ -101,7 +90,7 @@ def outside(objs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Optional[i
     full = next(o for o in objs if sends_of(o) == 3 and not o["steps"][-1]["post"]["channel_started"])
     bounded, at_bounded = appended(full, {"input": {"action": "start"}})
     unsent, at_unsent = appended({**early, "steps": []}, {"input": {"action": "register_controller", "request": REQUEST}})
-    pending, at_pending = first(objs, lambda s: action("start")(s) and s["output"]["response"]["sends"])
+    pending, at_pending = first_step(objs, lambda s: action("start")(s) and s["output"]["response"]["sends"])
     unanswered, at_unanswered = appended(pending, {"input": {"action": "on_response", "error": "NONE"}})
     standard = {"format": "1.0", "component": "controller", "initial": {"standard": "controller/new-process"},
                 "steps": [{"input": {"action": "start"}}]}

@@ -12,9 +12,11 @@ import gzip
 import io
 import json
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import pytest
+
+from support_traces import first_step, read_objs
 
 from kraftspec import traces
 from kraftspec.mutants import all_mutants
@@ -37,34 +39,22 @@ TOPIC = "spec-topic"
 
 @pytest.fixture(scope="module")
 def objs() -> list[dict[str, Any]]:
-    with gzip.open(BUNDLED, "rt") as lines:
-        return [json.loads(line) for line in lines]
-
-
-def first(objs: list[dict[str, Any]], found: Callable[[dict[str, Any]], bool]) -> tuple[dict[str, Any], int]:
-    """A copy of the first bundled trace with a step for which ``found`` holds, cut after it, and that step's index."""
-    for obj in objs:
-        for index, step in enumerate(obj["steps"]):
-            if found(step):
-                cut = copy.deepcopy(obj)
-                cut["steps"] = cut["steps"][:index + 1]
-                return cut, index
-    raise AssertionError("no bundled step matches")
+    return read_objs(BUNDLED)
 
 
 def edited(objs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
     """Bundled traces made non-conformant at one step, each in another output: post-state, records, response, proposal."""
-    hw, at_hw = first(objs, lambda s: s["input"]["action"] == "append" and "leaders" in s.get("post", {}))
+    hw, at_hw = first_step(objs, lambda s: s["input"]["action"] == "append" and "leaders" in s.get("post", {}))
     for leader in hw["steps"][at_hw]["post"]["leaders"].values():
         leader["high_watermark"] += 1
-    record, at_record = first(objs, lambda s: s["input"]["action"] == "handle_broker_fenced" and len(s["output"]["records"]) == 1)
+    record, at_record = first_step(objs, lambda s: s["input"]["action"] == "handle_broker_fenced" and len(s["output"]["records"]) == 1)
     record["steps"][at_record]["output"]["records"][0]["isr"] = [1, 2, 3]
-    answer, at_answer = first(objs, lambda s: s["input"]["action"] == "alter_partition"
+    answer, at_answer = first_step(objs, lambda s: s["input"]["action"] == "alter_partition"
                               and s["output"]["response"]["topics"][0]["partitions"][0]["error_code"] == "NONE")
     answer["steps"][at_answer]["output"]["response"]["topics"][0]["partitions"][0] = {
         "partition_index": 0, "error_code": "INELIGIBLE_REPLICA", "leader_id": 0, "leader_epoch": 0, "isr": [],
         "leader_recovery_state": 0, "partition_epoch": 0}
-    proposal, at_proposal = first(objs, lambda s: s["input"]["action"] == "maybe_shrink_isr"
+    proposal, at_proposal = first_step(objs, lambda s: s["input"]["action"] == "maybe_shrink_isr"
                                   and s["output"]["response"]["proposal"] is not None)
     proposal["steps"][at_proposal]["output"]["response"]["proposal"] = None
     proposal["steps"][at_proposal].pop("post", None)
@@ -89,7 +79,7 @@ def outside(objs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Optional[i
         f"{TOPIC}:0", {}).get("partition_epoch") == 2)
     bounded, at_bounded = appended(at_max, {"input": {"action": "stop_leading", "broker_id": 3, "topic_id": TOPIC,
                                                       "partition_id": 0}})
-    fetch, at_fetch = first(objs, lambda s: s["input"]["action"] == "follower_fetch" and s["input"]["fetch_offset"] > 0)
+    fetch, at_fetch = first_step(objs, lambda s: s["input"]["action"] == "follower_fetch" and s["input"]["fetch_offset"] > 0)
     fetch["steps"][at_fetch] = {"input": {**fetch["steps"][at_fetch]["input"],
                                           "fetch_offset": fetch["steps"][at_fetch]["input"]["fetch_offset"] - 1}}
     standard = {"format": "1.0", "component": "partition", "initial": {"standard": "partition/three-replicas"},
