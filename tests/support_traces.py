@@ -8,8 +8,10 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from kraftspec.spec.trace_validation import SpecVerdict
 from kraftspec.traces import jsonl, parquet
 from kraftspec.traces.format import trace_from_json, trace_to_json
+from kraftspec.traces.replay import replay
 
 
 def assert_round_trips(obj: dict[str, Any], folder: Path) -> None:
@@ -52,3 +54,18 @@ def first_step(objs: list[dict[str, Any]], found: Callable[[dict[str, Any]], boo
                 cut["steps"] = cut["steps"][:index + 1]
                 return cut, index
     raise AssertionError("no bundled step matches")
+
+
+def assert_rejected_by_both(cases: list[tuple[dict[str, Any], int]], verdicts: list[SpecVerdict]) -> None:
+    """Each edited trace diverges in the reference, and is rejected by the spec, at the step the case names."""
+    for (obj, step), spec in zip(cases, verdicts, strict=True):
+        divergence = replay(trace_from_json(obj)).divergence
+        assert divergence is not None and divergence.step == step, obj["id"]
+        assert spec.outcome == "rejected" and spec.step == step, (obj["id"], spec)
+
+
+def assert_outside_not_rejected(cases: list[tuple[dict[str, Any], int, str]], verdicts: list[SpecVerdict]) -> None:
+    """Each conformant trace leaves the spec's bounds at the case's step, for the case's reason: not judged."""
+    for (obj, step, reason), spec in zip(cases, verdicts, strict=True):
+        assert replay(trace_from_json(obj)).conformant, obj.get("id")
+        assert spec.outcome == "outside" and spec.step == step and reason in spec.reason, (obj.get("id"), spec)
