@@ -1,12 +1,12 @@
 """Replay throughput of the conformance oracle, in steps per second, per component and workload.
 
 Run: ``python benchmarks/bench_replay.py [--component broker] [--seed N] [--scale F]``. For each
-workload it prints, best of ``--repeats`` runs in this one process:
+workload it prints, best of ``--repeats`` runs in this one process (CPU time of the process):
 
 * ``reference``: the reference alone running every step's input (the floor: no comparison at all);
 * ``replay``: :func:`kraftspec.traces.replay.replay` on decoded traces (decode excluded);
 * ``jsonl`` / ``parquet``: decoding from JSON Lines bytes in memory / a Parquet file, then replaying
-  (decode included);
+  (decode included; pyarrow may read with several threads, whose CPU time all counts);
 * the replay layer's own cost per step (replay minus reference, in microseconds).
 
 The four are measured in interleaved rounds, so a change in load affects them alike.
@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-import bench_replay_partition  # this folder: the script's own directory is first on sys.path
+import bench_replay_controller  # this folder: the script's own directory is first on sys.path
+import bench_replay_partition
+import bench_replay_raft
 from kraftspec import traces as traces_package
 from kraftspec.models.broker_strategies import BROKER_IDS
 from kraftspec.traces import broker_replay, jsonl, parquet
@@ -92,17 +94,26 @@ WORKLOADS["partition"] = [
     Workload("tla", "bundled TLC-recorded partition traces (controller and leader steps, post-states)",
              bench_replay_partition.bundled_tla),
 ]
+WORKLOADS["raft"] = [
+    Workload("sim", "one node of a simulated quorum (elections, fetches, crashes, lost and reordered messages)",
+             bench_replay_raft.simulated),
+]
+WORKLOADS["controller"] = [
+    Workload("tla", "bundled TLC-recorded controller-registration traces (explicit initial states, post-states)",
+             bench_replay_controller.bundled_tla),
+]
 
 
 def best_of(repeats: int, work: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """The smallest wall-clock time of each of ``work`` over ``repeats`` rounds, run interleaved so that a
-    change in the machine's load affects them alike."""
+    """The smallest CPU time of this process for each of ``work`` over ``repeats`` rounds, run interleaved so
+    that a change in the machine's load affects them alike (CPU time: other processes on a shared machine
+    change it far less than wall-clock time; the work is single-threaded, so the two agree on an idle machine)."""
     times: dict[str, float] = {label: float("inf") for label in work}
     for _ in range(repeats):
         for label, run in work.items():
-            began = time.perf_counter()
+            began = time.process_time()
             run()
-            times[label] = min(times[label], time.perf_counter() - began)
+            times[label] = min(times[label], time.process_time() - began)
     return times
 
 

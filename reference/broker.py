@@ -85,6 +85,15 @@ class HeartbeatState:
     controlled_shutdown_offset: int = broker_rules.NO_CONTROLLED_SHUTDOWN
 
 
+_UNTOUCHED = (HeartbeatState(fenced=False), HeartbeatState(fenced=True))  # shared: the values are immutable
+_EMPTY: FrozenMap = FrozenMap()
+
+
+def _untouched_entry(fenced: bool) -> HeartbeatState:
+    """A broker's heartbeat entry as registered, before any heartbeat: its fenced flag, no offsets (§1.2)."""
+    return _UNTOUCHED[fenced] if type(fenced) is bool else HeartbeatState(fenced=fenced)
+
+
 @dataclass(frozen=True)
 class ClusterControl:
     """The controller's state for brokers: hard state (rebuilt from the log) and the active controller's soft state.
@@ -251,7 +260,7 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
             "register_offsets": state.register_offsets.set(record.broker_id, offset),
         }
         if state.active:  # the heartbeat entry is removed and registered afresh with the record's fenced flag
-            changes["heartbeats"] = state.heartbeats.set(record.broker_id, HeartbeatState(fenced=record.fenced))
+            changes["heartbeats"] = state.heartbeats.set(record.broker_id, _untouched_entry(record.fenced))
         return evolve(state, **changes)
     if isinstance(record, (BrokerRegistrationChangeRecord, FenceBrokerRecord, UnfenceBrokerRecord)):
         broker_id = record.id if isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)) else record.broker_id
@@ -277,14 +286,16 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
 
 
 def _append(state: ClusterControl, records: list[MetadataRecord]) -> tuple[ClusterControl, Written]:
-    """Append ``records`` at the next write offsets and replay them, as the controller does after a write."""
-    written: list[tuple[int, MetadataRecord]] = []
-    for record in records:
-        offset = state.next_offset
+    """Append ``records`` at the next write offsets and replay them, as the controller does after a write.
+
+    Replay does not read the log end, so it is moved once, past the last record."""
+    if not records:
+        return state, ()
+    first = state.next_offset
+    written = tuple(enumerate(records, first))
+    for offset, record in written:
         state = replay(state, record, offset)
-        state = evolve(state, next_offset=offset + 1)
-        written.append((offset, record))
-    return state, tuple(written)
+    return evolve(state, next_offset=first + len(written)), written
 
 
 def _fence_record(state: ClusterControl, registration: BrokerRegistration) -> MetadataRecord:
@@ -525,7 +536,7 @@ def _transition(state: ClusterControl, broker_id: int, entry: HeartbeatState, re
     """:func:`calculate_next_broker_state` given the broker's heartbeat entry and caught-up flag."""
     current = broker_rules.current_control_state(entry.fenced, entry.controlled_shutdown_offset)
     # Kafka asks for leaderships (a Supplier) and the lowest active offset only where the table reads them.
-    shutting_down = current is BrokerControlState.CONTROLLED_SHUTDOWN
+    shutting_down = current is broker_rules.CONTROLLED_SHUTDOWN
     want_fence, want_shut_down = request.want_fence, request.want_shut_down
     leads = (shutting_down or (want_shut_down and not want_fence)) and \
         partition_events.leads_any_partition(state.partitions, broker_id)
@@ -538,7 +549,9 @@ def _transition(state: ClusterControl, broker_id: int, entry: HeartbeatState, re
 def refreshed_sessions(state: ClusterControl, broker_id: int, broker_epoch: int,
                        now: int) -> FrozenMap[tuple[int, int], int]:
     """``trackBrokerHeartbeat``: every heartbeat refreshes (id, epoch) before any validation (§1.2)."""
-    return state.sessions.set(_session_key(state, broker_id, broker_epoch), now)
+    # _session_key, inlined (the heartbeat hot path)
+    return state.sessions.set(
+        (broker_id, broker_epoch if state.behaviour.sessions_keyed_by_epoch else LEGACY_SESSION_EPOCH), now)
 
 
 def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
@@ -565,7 +578,7 @@ def _transition_records(state: ClusterControl, broker_id: int, current: BrokerCo
         return []
     if following.fenced:
         return broker_fenced_records(state, broker_id)
-    if following is BrokerControlState.UNFENCED:
+    if following is broker_rules.UNFENCED:
         return broker_unfenced_records(state, broker_id)
     return broker_in_controlled_shutdown_records(state, broker_id)
 
@@ -582,22 +595,22 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
         return state, _HEARTBEAT_ERRORS[Errors.CLUSTER_AUTHORIZATION_FAILED]
     if not state.active:
         return state, _HEARTBEAT_ERRORS[Errors.NOT_CONTROLLER]
-    broker_id = request.broker_id
-    sessions = refreshed_sessions(state, broker_id, request.broker_epoch, now)
+    broker_id, epoch = request.broker_id, request.broker_epoch
+    sessions = refreshed_sessions(state, broker_id, epoch, now)
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
-    if register_offset is None or registration is None or registration.epoch != request.broker_epoch:
+    if register_offset is None or registration is None or registration.epoch != epoch:
         return evolve(state, sessions=sessions), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
     offset = request.current_metadata_offset
     caught_up = broker_rules.is_caught_up(offset, register_offset)
     entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
     current, following = _transition(state, broker_id, entry, request, caught_up)
     if current is following and not request.offline_log_dirs:  # the steady state: session and offset change
-        heartbeats = state.heartbeats
+        # ``evolve`` spelled out: one dict merge, no keyword arguments (the hot path of every replay)
+        fields = {**state.__dict__, "sessions": sessions}
         if entry.metadata_offset != offset:
-            heartbeats = heartbeats.set(broker_id, _touched_entry(entry, following.fenced, offset))
-        return (evolve(state, sessions=sessions, heartbeats=heartbeats),
-                _HEARTBEAT_REPLIES[2 * following.index + caught_up])
+            fields["heartbeats"] = state.heartbeats.set(broker_id, _touched_entry(entry, following.fenced, offset))
+        return assemble(ClusterControl, fields), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
     state = evolve(state, sessions=sessions)
     records = _transition_records(state, broker_id, current, following)
     # Kafka generates every record of the heartbeat from the state before any of them is replayed.
@@ -607,7 +620,7 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
     entry = state.heartbeats[broker_id]
     if entry.fenced != following.fenced or entry.metadata_offset != offset:
         state = touch(state, broker_id, following.fenced, offset)
-    if following is BrokerControlState.CONTROLLED_SHUTDOWN:
+    if following is broker_rules.CONTROLLED_SHUTDOWN:
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
     return state, Output(_HEARTBEAT_REPLIES[2 * following.index + caught_up].response, written)
@@ -696,15 +709,21 @@ def unregister_broker(state: ClusterControl, broker_id: int, *,
 
 def deactivate(state: ClusterControl) -> ClusterControl:
     """Losing leadership drops all soft state: heartbeat entries and sessions (§1.2)."""
-    return evolve(state, active=False, heartbeats=FrozenMap(), sessions=FrozenMap())
+    return assemble(ClusterControl, {**state.__dict__, "active": False, "heartbeats": _EMPTY, "sessions": _EMPTY})
 
 
 def activate(state: ClusterControl, now: int) -> ClusterControl:
     """``ClusterControlManager.activate``: register every broker; only unfenced ones get a session (4.1+; 4.0 all)."""
-    heartbeats = FrozenMap({b.broker_id: HeartbeatState(fenced=b.fenced) for b in state.brokers.values()})
-    sessions = FrozenMap({_session_key(state, b.broker_id, b.epoch): now for b in state.brokers.values()
-                          if not b.fenced or state.behaviour.activation_sessions_for_fenced})
-    return evolve(state, active=True, heartbeats=heartbeats, sessions=sessions)
+    behaviour = state.behaviour
+    keyed, for_fenced = behaviour.sessions_keyed_by_epoch, behaviour.activation_sessions_for_fenced
+    heartbeats: dict[int, HeartbeatState] = {}
+    sessions: dict[tuple[int, int], int] = {}
+    for b in state.brokers.values():
+        heartbeats[b.broker_id] = _untouched_entry(b.fenced)
+        if not b.fenced or for_fenced:
+            sessions[(b.broker_id, b.epoch if keyed else LEGACY_SESSION_EPOCH)] = now  # _session_key, inlined
+    return assemble(ClusterControl, {**state.__dict__, "active": True, "heartbeats": FrozenMap(heartbeats),
+                                     "sessions": FrozenMap(sessions)})
 
 
 def create_topic(state: ClusterControl, topic: TopicInfo,

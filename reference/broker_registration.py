@@ -6,9 +6,10 @@ controller and broker does with the log; it is also how the audit rebuilds an im
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
+from kraftspec.reference.frozen import evolve
 from kraftspec.reference.records import (
     FENCE,
     NO_FENCING_CHANGE,
@@ -90,15 +91,15 @@ def apply_change(
         raise ReplayError(f"invalid fencing change {fencing} for broker {broker_id}")
     if ics not in (0, 1):
         raise ReplayError(f"invalid in-controlled-shutdown change {ics} for broker {broker_id}")
-    updated = registration
+    changes: dict[str, object] = {}
     if fencing == FENCE:
-        updated = replace(updated, fenced=True)
+        changes["fenced"] = True
     elif fencing == UNFENCE:
-        updated = replace(updated, fenced=False)
+        changes["fenced"] = False
     if ics == 1:
-        updated = replace(updated, in_controlled_shutdown=True)
+        changes["in_controlled_shutdown"] = True
     if log_dirs:
-        updated = replace(updated, log_dirs=tuple(sorted(log_dirs)))
+        changes["log_dirs"] = tuple(sorted(log_dirs))
     if cordoned is not None:
-        updated = replace(updated, cordoned_log_dirs=cordoned)
-    return updated
+        changes["cordoned_log_dirs"] = cordoned
+    return evolve(registration, **changes) if changes else registration

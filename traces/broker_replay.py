@@ -184,55 +184,60 @@ def _text(key: Any) -> str:
     return text
 
 
-def _scalar_matches(got: Any, want: Any) -> bool:
-    return type(got) is type(want) and got == want
-
-
-def _field_matches(got: Any, want: Any) -> bool:
-    """A scalar of exactly the stated JSON type, or a tuple stated as a list of such scalars."""
-    if type(got) is tuple:
-        return type(want) is list and len(want) == len(got) and all(map(_scalar_matches, got, want))
-    return _scalar_matches(got, want)
-
-
 def _entries_match(entries: Mapping[Any, Any], want: Any, fields: tuple[str, ...]) -> bool:
-    """Every entry against the object stated for its key: exactly ``fields``, each of the exact type (true is not 1)."""
+    """Every entry against the object stated for its key: exactly ``fields``, each of the exact JSON type
+    (true is not 1), a tuple stated as a list of such scalars."""
     if type(want) is not dict or len(want) != len(entries):
         return False
-    for key, entry in entries.items():
-        w = want.get(_text(key))
-        if type(w) is not dict or len(w) != len(fields):
-            return False
-        for name in fields:
-            if not _field_matches(getattr(entry, name), w.get(name, _MISSING)):
+    texts, count = _KEY_TEXT, len(fields)
+    try:
+        for key, entry in entries.items():
+            w = want[texts.get(key) or _text(key)]
+            if type(w) is not dict or len(w) != count:
                 return False
+            values = entry.__dict__
+            for name in fields:
+                got, stated = values[name], w[name]
+                kind = type(got)
+                if kind is tuple:
+                    if type(stated) is not list or len(stated) != len(got) or \
+                            not all(map(_scalar_matches, got, stated)):
+                        return False
+                elif type(stated) is not kind or stated != got:
+                    return False
+    except (KeyError, AttributeError):  # a key or field not stated (or an entry without a dict): unsure
+        return False
     return True
+
+
+def _scalar_matches(got: Any, want: Any) -> bool:
+    return type(got) is type(want) and got == want
 
 
 def _sessions_match(state: broker.ClusterControl, want: Any) -> bool:
     sessions = state.sessions
     if type(want) is not dict or len(want) != len(sessions):
         return False
+    texts = _KEY_TEXT
     for key, contact in sessions.items():
-        w = want.get(_text(key), _MISSING)
+        w = want.get(texts.get(key) or _text(key), _MISSING)
         if type(w) is not type(contact) or w != contact:
             return False
     return True
 
 
+_ENTRY_FIELDS: dict[str, tuple[str, ...]] = {
+    "brokers": ("fenced", "in_controlled_shutdown", "epoch", "incarnation_id"),
+    "heartbeats": ("fenced", "metadata_offset", "controlled_shutdown_offset"),
+    "partitions": ("isr", "leader", "leader_epoch", "partition_epoch"),
+}  # the post-state maps of entries (the state's field of that name): each entry's fields stated
 POST_MATCHERS: dict[str, Callable[[broker.ClusterControl, int, Any], bool]] = {
     "clock": lambda state, clock, want: type(want) is type(clock) and want == clock,
     "active": lambda state, clock, want: want is state.active,
     "next_offset": lambda state, clock, want: type(want) is type(state.next_offset) and want == state.next_offset,
-    "brokers": lambda state, clock, want: _entries_match(
-        state.brokers, want, ("fenced", "in_controlled_shutdown", "epoch", "incarnation_id")),
-    "heartbeats": lambda state, clock, want: _entries_match(
-        state.heartbeats, want, ("fenced", "metadata_offset", "controlled_shutdown_offset")),
     "sessions": lambda state, clock, want: _sessions_match(state, want),
-    "partitions": lambda state, clock, want: _entries_match(
-        state.partitions, want, ("isr", "leader", "leader_epoch", "partition_epoch")),
-}
-assert POST_MATCHERS.keys() == OBSERVERS.keys()
+}  # the other post-state fields
+assert POST_MATCHERS.keys() | _ENTRY_FIELDS.keys() == OBSERVERS.keys()
 
 
 def post_matches(state: broker.ClusterControl, clock: int, post: Mapping[str, Any]) -> bool:
@@ -242,10 +247,16 @@ def post_matches(state: broker.ClusterControl, clock: int, post: Mapping[str, An
     unsure (a field it does not know, a value of an unexpected shape); the caller then diffs
     :func:`observe`'s output, which decides.
     """
+    entry_fields = _ENTRY_FIELDS
     for key, want in post.items():
-        matcher = POST_MATCHERS.get(key)
-        if matcher is None or not matcher(state, clock, want):
-            return False
+        fields = entry_fields.get(key)
+        if fields is not None:
+            if not _entries_match(getattr(state, key), want, fields):
+                return False
+        else:
+            matcher = POST_MATCHERS.get(key)
+            if matcher is None or not matcher(state, clock, want):
+                return False
     return True
 
 
