@@ -13,7 +13,7 @@ from typing import Mapping
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, assemble
+from kraftspec.reference.frozen import FrozenMap, assembler, dict_init
 from kraftspec.reference.partition import (
     PartitionRegistration,
     TopicInfo,
@@ -40,6 +40,7 @@ _broker_id = itemgetter(0)  # an IsrMember's broker id
 _NONE, _ONLINE, _UNCLEAN = Errors.NONE, Election.ONLINE, Election.UNCLEAN
 
 
+@dict_init
 @dataclass(frozen=True)
 class AlterPartitionPartition:
     """``AlterPartitionRequest.PartitionData``: the leader's proposal, conditional on both epochs."""
@@ -51,6 +52,7 @@ class AlterPartitionPartition:
     leader_recovery_state: int = RECOVERED
 
 
+@dict_init
 @dataclass(frozen=True)
 class AlterPartitionTopic:
     """``AlterPartitionRequest.TopicData`` (by topic id from v2)."""
@@ -59,6 +61,7 @@ class AlterPartitionTopic:
     partitions: tuple[AlterPartitionPartition, ...]
 
 
+@dict_init
 @dataclass(frozen=True)
 class AlterPartitionRequest:
     """``AlterPartitionRequest``: from broker ``broker_id`` at ``broker_epoch``; ``version`` 2 or 3."""
@@ -69,6 +72,7 @@ class AlterPartitionRequest:
     version: int = 3
 
 
+@dict_init
 @dataclass(frozen=True)
 class AlterPartitionPartitionResult:
     """A partition's answer: on NONE the partition's state after the change; otherwise only the error."""
@@ -82,6 +86,7 @@ class AlterPartitionPartitionResult:
     partition_epoch: int = 0
 
 
+@dict_init
 @dataclass(frozen=True)
 class AlterPartitionTopicResult:
     """A topic's answers, in request order."""
@@ -90,12 +95,18 @@ class AlterPartitionTopicResult:
     partitions: tuple[AlterPartitionPartitionResult, ...]
 
 
+@dict_init
 @dataclass(frozen=True)
 class AlterPartitionResponse:
     """``AlterPartitionResponse``: a top-level error (STALE_BROKER_EPOCH) or per-partition results."""
 
     error_code: Errors
     topics: tuple[AlterPartitionTopicResult, ...] = ()
+
+
+_partition_result = assembler(AlterPartitionPartitionResult)
+_topic_result = assembler(AlterPartitionTopicResult)
+_response = assembler(AlterPartitionResponse)
 
 
 def _frozen(partitions: Mapping[TopicPartition, PartitionRegistration]) -> FrozenMap[TopicPartition, PartitionRegistration]:
@@ -207,7 +218,7 @@ def alter_partition(
                 if record.leader != requester and record.leader != NO_LEADER_CHANGE:
                     results.append(AlterPartitionPartitionResult(index, Errors.NEW_LEADER_ELECTED))
                     continue
-            results.append(assemble(AlterPartitionPartitionResult, {
+            results.append(_partition_result({
                 "partition_index": index,
                 "error_code": _NONE,
                 "leader_id": partition.leader,
@@ -216,10 +227,11 @@ def alter_partition(
                 "leader_recovery_state": partition.leader_recovery_state,
                 "partition_epoch": partition.partition_epoch,
             }))
-        topic_results.append(assemble(AlterPartitionTopicResult, {"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
-    response = assemble(AlterPartitionResponse, {"error_code": _NONE, "topics": tuple(topic_results)})
+        topic_results.append(_topic_result({"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
+    response = _response({"error_code": _NONE, "topics": tuple(topic_results)})
     if len(merged) == len(records):
-        new_partitions = _frozen(partitions) if not merged else _frozen(partitions).set_many(merged)
+        frozen = partitions if isinstance(partitions, FrozenMap) else FrozenMap(partitions)
+        new_partitions = frozen.set_many(merged) if merged else frozen
     else:  # a partition named twice: Kafka replays both records, the second built on the old state
         new_partitions = apply_records(partitions, records)
     return new_partitions, response, tuple(records)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Container, Iterable, Mapping, Optional
 
 from kraftspec.reference.broker_registration import BrokerRegistration
-from kraftspec.reference.frozen import FrozenMap, assemble
+from kraftspec.reference.frozen import FrozenMap, assembler
 from kraftspec.reference.metadata_version import is_directory_assignment_supported, partition_change_record_version
 from kraftspec.reference.partition_rules import (
     MIGRATING_DIR,
@@ -84,6 +84,10 @@ class PartitionRegistration:
         )
 
 
+_registration = assembler(PartitionRegistration)
+_change_record = assembler(PartitionChangeRecord)
+
+
 def _normalised_directories(directories: Optional[tuple[str, ...]], replica_count: int) -> tuple[str, ...]:
     """§2.2: null or all-MIGRATING directories become MIGRATING for each replica."""
     if not directories or all(d == MIGRATING_DIR for d in directories):
@@ -100,7 +104,7 @@ def merge(partition: PartitionRegistration, record: PartitionChangeRecord) -> Pa
         directories = _normalised_directories(directories if record.directories is None else record.directories, len(replicas))
     # Fields read one by one, not by copying ``partition.__dict__``: that would turn the instance values into a
     # split-table dict, and attribute reads of such instances miss CPython 3.11's specialisation (~10x slower).
-    return assemble(PartitionRegistration, {
+    return _registration({
         "replicas": replicas,
         "directories": directories,
         "isr": partition.isr if record.isr is None else record.isr,
@@ -304,7 +308,7 @@ def build_partition_change(
     if target_leader_recovery_state is not None and target_leader_recovery_state != partition.leader_recovery_state:
         record_lrs = target_leader_recovery_state
     # 11. no-op or the record at the MV's version
-    record = assemble(PartitionChangeRecord, {
+    record = _change_record({
         "partition_id": partition_id,
         "topic_id": topic_id,
         "isr": record_isr,

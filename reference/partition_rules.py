@@ -41,7 +41,7 @@ _PREFERRED, _UNCLEAN, _NONE = Election.PREFERRED, Election.UNCLEAN, Errors.NONE
 
 def effective_min_isr(min_insync_replicas: int, replication_factor: int) -> int:
     """§2.3 ``getTopicEffectiveMinIsr``: ``min(min.insync.replicas, replication factor)``."""
-    return min(min_insync_replicas, replication_factor)
+    return min_insync_replicas if min_insync_replicas < replication_factor else replication_factor
 
 
 def is_directory_online(directory: str, online_dirs: tuple[str, ...]) -> bool:

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from hypothesis import given, strategies as st
 
-from kraftspec.reference.frozen import FrozenMap, assemble, evolve
+from kraftspec.reference.frozen import FrozenMap, assemble, assembler, dict_init, evolve
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +31,8 @@ def test_evolve_equals_replace(sample: Sample, epoch: int, leader: int) -> None:
 def test_assemble_equals_constructor(sample: Sample) -> None:
     built = assemble(Sample, {"epoch": sample.epoch, "voters": sample.voters, "leader": sample.leader})
     assert built == sample and hash(built) == hash(sample)
+    bound = assembler(Sample)({"epoch": sample.epoch, "voters": sample.voters, "leader": sample.leader})
+    assert bound == sample and hash(bound) == hash(sample) and type(bound) is Sample
 
 
 def test_results_stay_frozen() -> None:
@@ -38,3 +40,53 @@ def test_results_stay_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         sample.epoch = 3  # type: ignore[misc]
     assert sample.epoch == 2
+
+
+
+def flagged_sample_class() -> type:
+    @dataclasses.dataclass(frozen=True)
+    class FlaggedSample:
+        epoch: int
+        voters: FrozenMap[int, int]
+        leader: int = -1
+        flags: tuple[int, ...] = dataclasses.field(default=(), kw_only=True)
+
+    return FlaggedSample
+
+
+Plain, Fast = flagged_sample_class(), dict_init(flagged_sample_class())
+
+
+@given(samples, st.lists(st.integers()).map(tuple))
+def test_dict_init_builds_what_the_dataclass_init_builds(sample: Sample, flags: tuple[int, ...]) -> None:
+    calls = [
+        ((sample.epoch, sample.voters), {}),
+        ((sample.epoch, sample.voters, sample.leader), {"flags": flags}),
+        ((), {"flags": flags, "voters": sample.voters, "epoch": sample.epoch}),
+    ]
+    for args, kwargs in calls:
+        fast, plain = Fast(*args, **kwargs), Plain(*args, **kwargs)
+        assert vars(fast) == vars(plain) and list(vars(fast)) == list(vars(plain))
+        assert repr(fast) == repr(plain) and hash(fast) == hash(Fast(*args, **kwargs)) and fast == Fast(*args, **kwargs)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.epoch = 3
+    for bad_args, bad_kwargs in [((sample.epoch,), {}), ((sample.epoch, sample.voters, 1, flags), {}), ((1, 2), {"bogus": 3})]:
+        with pytest.raises(TypeError):
+            Fast(*bad_args, **bad_kwargs)
+
+
+def test_dict_init_refuses_post_init_and_factories() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Normalised:
+        value: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    @dataclasses.dataclass(frozen=True)
+    class Factory:
+        values: list[int] = dataclasses.field(default_factory=list)
+
+    for cls in (Normalised, Factory):
+        with pytest.raises(TypeError):
+            dict_init(cls)
