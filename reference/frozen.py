@@ -28,9 +28,10 @@ def evolve(instance: T, **changes: Any) -> T:
     return new
 
 
-def _dict_setter(cls: type) -> Callable[[Any, dict[str, Any]], None]:
+def dict_setter(cls: type) -> Callable[[Any, dict[str, Any]], None]:
     """The setter of the ``__dict__`` descriptor of ``cls``: called directly it skips the attribute lookup that
-    ``object.__setattr__(instance, "__dict__", ...)`` makes (about 5% of an instance's creation on CPython 3.11)."""
+    ``object.__setattr__(instance, "__dict__", ...)`` makes (about 5% of an instance's creation on CPython 3.11).
+    Hot paths bind it once (``_set = dict_setter(C)``) and build with ``new = object.__new__(C); _set(new, fields)``."""
     descriptor = next((c.__dict__["__dict__"] for c in cls.__mro__ if "__dict__" in c.__dict__), None)
     if descriptor is None:
         raise TypeError(f"{cls.__name__} has no instance dict")
@@ -48,7 +49,7 @@ def assemble(cls: type[T], fields: dict[str, Any]) -> T:
     try:
         setter = _dict_setters[cls]
     except KeyError:
-        setter = _dict_setters[cls] = _dict_setter(cls)
+        setter = _dict_setters[cls] = dict_setter(cls)
     setter(new, fields)
     return new
 
@@ -56,7 +57,7 @@ def assemble(cls: type[T], fields: dict[str, Any]) -> T:
 def assembler(cls: type[T]) -> Callable[[dict[str, Any]], T]:
     """:func:`assemble` bound to ``cls`` (the same instances, without the per-call look-up of its dict setter),
     for the constructions on hot paths, e.g. ``_registration = assembler(PartitionRegistration)``."""
-    set_dict = _dict_setter(cls)
+    set_dict = dict_setter(cls)
 
     def build(fields: dict[str, Any]) -> T:
         new = _new(cls)
@@ -74,7 +75,7 @@ def dict_init(cls: type[T]) -> type[T]:
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     if hasattr(cls, "__post_init__") or any(f.default_factory is not dataclasses.MISSING or not f.init for f in fields):
         raise TypeError(f"{cls.__name__}: dict_init needs plain fields and no __post_init__")
-    namespace: dict[str, Any] = {"_set_dict": _dict_setter(cls)}
+    namespace: dict[str, Any] = {"_set_dict": dict_setter(cls)}
     positional, keyword = [], []
     for f in fields:
         if f.default is not dataclasses.MISSING:

@@ -6,20 +6,23 @@ kraft-semantics §3.6 and §3.10 (``LeaderState.java``). Each function returns a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
 
 from kraftspec.reference import raft_rules
-from kraftspec.reference.frozen import FrozenMap, assemble, evolve
+from kraftspec.reference.frozen import FrozenMap, dict_setter, evolve
 from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
-_END_OFFSET = attrgetter("end_offset")
 _NO_VOTERS: frozenset[int] = frozenset()
+_UNKNOWN_REPLICA = ReplicaState()
+# ``assemble`` without a Python call on the fetch path: a new instance, then its class's dict setter.
+_new = object.__new__
+_set_leader_dict = dict_setter(Leader)
+_set_replica_dict = dict_setter(ReplicaState)
 
 
 def _with_high_watermark(leader: Leader, voter_states: FrozenMap[int, ReplicaState]) -> int:
     """The HW after a voter's end offset changed (``maybeUpdateHighWatermark``)."""
-    offsets = tuple(map(_END_OFFSET, voter_states.values()))
+    offsets = tuple([state.end_offset for state in voter_states.values()])
     return raft_rules.next_high_watermark(leader.high_watermark, offsets, leader.epoch_start_offset)
 
 
@@ -48,42 +51,49 @@ def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, no
         elif (state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset
               and last_fetch > caught_up):
             caught_up = last_fetch
-    return assemble(ReplicaState, {"end_offset": fetch_offset,
-                                   "last_fetch_ms": now if now > last_fetch else last_fetch,
-                                   "last_fetch_leader_end_offset": leader_end_offset,
-                                   "last_caught_up_ms": caught_up, "acknowledged": True})
+    followed = _new(ReplicaState)
+    _set_replica_dict(followed, {"end_offset": fetch_offset, "last_fetch_ms": now if now > last_fetch else last_fetch,
+                                 "last_fetch_leader_end_offset": leader_end_offset, "last_caught_up_ms": caught_up,
+                                 "acknowledged": True})
+    return followed
 
 
 def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
                          config: QuorumConfig) -> Leader:
     """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71).
 
-    The HW is recomputed only when the voter's end offset changed (it is a function of the end offsets);
-    the set of fetched voters is built only when check quorum is not reached (it is then emptied).
+    The HW is recomputed only when the voter's end offset changed to one past the HW: the HW only grows and
+    is an end offset of a majority, so a voter at or below it cannot move it; the set of fetched voters is
+    built only when check quorum is not reached (it is then emptied).
     """
     voters = leader.voter_states
-    own = voters.get(leader.local_id)
-    leader_end = own.end_offset if own is not None else -1
     voter = voters.get(replica_id)
+    own = voters.get(leader.local_id)
+    leader_end = -1 if own is None else own.end_offset
     fields = {**leader.__dict__}  # a combined dict (a split one would defeat attribute caching)
     if voter is None:
         observers = leader.observer_states
-        observer = observers.get(replica_id)
-        followed = _followed(observer if observer is not None else ReplicaState(), fetch_offset, leader_end, now)
-        fields["observer_states"] = FrozenMap({**observers, replica_id: followed})
-        return assemble(Leader, fields)
-    voter_states = FrozenMap({**voters, replica_id: _followed(voter, fetch_offset, leader_end, now)})
+        states = {**observers}
+        states[replica_id] = _followed(observers.get(replica_id, _UNKNOWN_REPLICA), fetch_offset, leader_end, now)
+        fields["observer_states"] = FrozenMap(states)
+        new = _new(Leader)
+        _set_leader_dict(new, fields)
+        return new
+    states = {**voters}
+    states[replica_id] = _followed(voter, fetch_offset, leader_end, now)
+    fields["voter_states"] = voter_states = FrozenMap(states)
     fetched = leader.fetched_voters
     new_fetcher = replica_id not in fetched
-    if raft_rules.check_quorum_reached(len(voter_states), len(fetched) + new_fetcher, own is not None):
+    if raft_rules.check_quorum_reached(len(states), len(fetched) + new_fetcher, own is not None):
         fields["fetched_voters"] = _NO_VOTERS
         fields["check_quorum_deadline"] = now + config.check_quorum_timeout_ms
     elif new_fetcher:
         fields["fetched_voters"] = fetched | {replica_id}
-    if voter.end_offset != fetch_offset:
+    if fetch_offset > leader.high_watermark and fetch_offset != voter.end_offset:
         fields["high_watermark"] = _with_high_watermark(leader, voter_states)
-    fields["voter_states"] = voter_states
-    return assemble(Leader, fields)
+    new = _new(Leader)
+    _set_leader_dict(new, fields)
+    return new
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:

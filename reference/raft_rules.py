@@ -88,9 +88,10 @@ def can_start_election(is_voter: bool) -> bool:
 
 
 def high_watermark_candidate(voter_end_offsets: tuple[int, ...]) -> int:
-    """The end offset of the voter at index ``floor(n/2)`` sorted descending, unknown (-1) last (§3.6)."""
-    ordered = sorted(voter_end_offsets, reverse=True)
-    return ordered[len(ordered) // 2]
+    """The end offset of the voter at index ``floor(n/2)`` sorted descending, unknown (-1) last (§3.6): index
+    ``(n-1) // 2`` sorted ascending."""
+    ordered = sorted(voter_end_offsets)
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def next_high_watermark(current: int, voter_end_offsets: tuple[int, ...], epoch_start_offset: int) -> int:

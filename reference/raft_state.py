@@ -35,8 +35,9 @@ class QuorumConfig:
 
     @property
     def check_quorum_timeout_ms(self) -> int:
-        """``CHECK_QUORUM_TIMEOUT_FACTOR`` 1.5 × fetch timeout (3000 ms by default)."""
-        return int(self.fetch_timeout_ms * 1.5)
+        """``CHECK_QUORUM_TIMEOUT_FACTOR`` 1.5 × fetch timeout (3000 ms by default), in integers: Kafka's
+        ``(int)`` of the product for any non-negative timeout, without a float."""
+        return self.fetch_timeout_ms * 3 // 2
 
     @property
     def begin_quorum_epoch_timeout_ms(self) -> int:
