@@ -27,7 +27,7 @@ from kraftspec.reference.broker_registration import (
 )
 from kraftspec.reference.broker_rules import BrokerControlState
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, assemble, evolve
+from kraftspec.reference.frozen import FrozenMap, assembler, dict_init, evolve
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
 from kraftspec.reference.partition_creation import create_partition
 from kraftspec.reference.records import (
@@ -76,6 +76,7 @@ KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True)
 BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)}
 
 
+@dict_init
 @dataclass(frozen=True)
 class HeartbeatState:
     """``BrokerHeartbeatState``: the active controller's soft state for one broker (§1.2)."""
@@ -94,6 +95,7 @@ def _untouched_entry(fenced: bool) -> HeartbeatState:
     return _UNTOUCHED[fenced] if type(fenced) is bool else HeartbeatState(fenced=fenced)
 
 
+@dict_init
 @dataclass(frozen=True)
 class ClusterControl:
     """The controller's state for brokers: hard state (rebuilt from the log) and the active controller's soft state.
@@ -132,11 +134,17 @@ def _touched_entry(entry: HeartbeatState, fenced: bool, metadata_offset: int) ->
 
     Built without the frozen-dataclass ``__init__``: the heartbeat hot path makes one per call.
     """
-    return assemble(HeartbeatState, {
+    return _heartbeat_state({
         "fenced": fenced, "metadata_offset": metadata_offset,
         "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset})
 
 
+_bind = dict.__setitem__  # binds a key in a FrozenMap copy not yet shared (``FrozenMap.set`` inlined)
+_heartbeat_state = assembler(HeartbeatState)  # the frozen-dataclass constructors of the heartbeat hot path
+_cluster_control = assembler(ClusterControl)
+
+
+@dict_init
 @dataclass(frozen=True)
 class Output(Generic[R]):
     """What a transition emits: the RPC response (or timer result) and the records appended, with offsets."""
@@ -161,6 +169,7 @@ class BrokerRegistrationRequest:
     version: int = 4
 
 
+@dict_init
 @dataclass(frozen=True)
 class BrokerRegistrationResponse:
     """The reply: an error code (with Kafka's message) or the assigned broker epoch."""
@@ -182,6 +191,7 @@ class BrokerHeartbeatRequest:
     offline_log_dirs: tuple[str, ...] = ()
 
 
+@dict_init
 @dataclass(frozen=True)
 class BrokerHeartbeatResponse:
     """The reply; on an error only ``error`` is meaningful (defaults as in the schema: fenced, not caught up)."""
@@ -193,6 +203,7 @@ class BrokerHeartbeatResponse:
     should_shut_down: bool = False
 
 
+@dict_init
 @dataclass(frozen=True)
 class UnregisterBrokerResponse:
     """UnregisterBroker RPC (apiKey 64) reply."""
@@ -201,6 +212,7 @@ class UnregisterBrokerResponse:
     message: Optional[str] = None
 
 
+@dict_init
 @dataclass(frozen=True)
 class StaleBrokerFencing:
     """Result of one run of the stale-broker task: which session expired (if any) and whether it fenced."""
@@ -549,9 +561,11 @@ def _transition(state: ClusterControl, broker_id: int, entry: HeartbeatState, re
 def refreshed_sessions(state: ClusterControl, broker_id: int, broker_epoch: int,
                        now: int) -> FrozenMap[tuple[int, int], int]:
     """``trackBrokerHeartbeat``: every heartbeat refreshes (id, epoch) before any validation (§1.2)."""
-    # _session_key, inlined (the heartbeat hot path)
-    return state.sessions.set(
-        (broker_id, broker_epoch if state.behaviour.sessions_keyed_by_epoch else LEGACY_SESSION_EPOCH), now)
+    # _session_key and ``FrozenMap.set``, inlined (the heartbeat hot path): a fresh copy, bound before it is shared
+    sessions = FrozenMap(state.sessions)
+    _bind(sessions, (broker_id, broker_epoch if state.behaviour.sessions_keyed_by_epoch else LEGACY_SESSION_EPOCH),
+          now)
+    return sessions
 
 
 def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
@@ -606,11 +620,17 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
     entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
     current, following = _transition(state, broker_id, entry, request, caught_up)
     if current is following and not request.offline_log_dirs:  # the steady state: session and offset change
-        # ``evolve`` spelled out: one dict merge, no keyword arguments (the hot path of every replay)
-        fields = {**state.__dict__, "sessions": sessions}
+        # ``evolve`` and ``_touched_entry`` spelled out: one dict copy, no keyword arguments
+        fields = state.__dict__.copy()
+        fields["sessions"] = sessions
         if entry.metadata_offset != offset:
-            fields["heartbeats"] = state.heartbeats.set(broker_id, _touched_entry(entry, following.fenced, offset))
-        return assemble(ClusterControl, fields), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
+            fenced = following.fenced
+            fields["heartbeats"] = heartbeats = FrozenMap(state.heartbeats)
+            _bind(heartbeats, broker_id, _heartbeat_state({
+                "fenced": fenced, "metadata_offset": offset,
+                "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced
+                else entry.controlled_shutdown_offset}))
+        return _cluster_control(fields), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
     state = evolve(state, sessions=sessions)
     records = _transition_records(state, broker_id, current, following)
     # Kafka generates every record of the heartbeat from the state before any of them is replayed.
@@ -709,7 +729,7 @@ def unregister_broker(state: ClusterControl, broker_id: int, *,
 
 def deactivate(state: ClusterControl) -> ClusterControl:
     """Losing leadership drops all soft state: heartbeat entries and sessions (§1.2)."""
-    return assemble(ClusterControl, {**state.__dict__, "active": False, "heartbeats": _EMPTY, "sessions": _EMPTY})
+    return _cluster_control({**state.__dict__, "active": False, "heartbeats": _EMPTY, "sessions": _EMPTY})
 
 
 def activate(state: ClusterControl, now: int) -> ClusterControl:
@@ -722,8 +742,8 @@ def activate(state: ClusterControl, now: int) -> ClusterControl:
         heartbeats[b.broker_id] = _untouched_entry(b.fenced)
         if not b.fenced or for_fenced:
             sessions[(b.broker_id, b.epoch if keyed else LEGACY_SESSION_EPOCH)] = now  # _session_key, inlined
-    return assemble(ClusterControl, {**state.__dict__, "active": True, "heartbeats": FrozenMap(heartbeats),
-                                     "sessions": FrozenMap(sessions)})
+    return _cluster_control({**state.__dict__, "active": True, "heartbeats": FrozenMap(heartbeats),
+                             "sessions": FrozenMap(sessions)})
 
 
 def create_topic(state: ClusterControl, topic: TopicInfo,

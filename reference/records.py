@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
+from kraftspec.reference.frozen import dict_init
+
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 
@@ -33,6 +35,7 @@ class FeatureRange:
     max_supported: int
 
 
+@dict_init
 @dataclass(frozen=True)
 class RegisterBrokerRecord:
     """apiKey 0: a broker's whole registration; ``broker_epoch`` is assigned by the controller (§1.3)."""
@@ -52,6 +55,7 @@ class RegisterBrokerRecord:
     API_KEY = 0
 
 
+@dict_init
 @dataclass(frozen=True)
 class UnregisterBrokerRecord:
     """apiKey 1: removes a registration; the epoch must match the current one (§1.4)."""
@@ -62,6 +66,7 @@ class UnregisterBrokerRecord:
     API_KEY = 1
 
 
+@dict_init
 @dataclass(frozen=True)
 class FenceBrokerRecord:
     """apiKey 7: fence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
@@ -72,6 +77,7 @@ class FenceBrokerRecord:
     API_KEY = 7
 
 
+@dict_init
 @dataclass(frozen=True)
 class UnfenceBrokerRecord:
     """apiKey 8: unfence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
@@ -87,6 +93,7 @@ UNFENCE = -1
 NO_FENCING_CHANGE = 0
 
 
+@dict_init
 @dataclass(frozen=True)
 class BrokerRegistrationChangeRecord:
     """apiKey 17: a delta; ``fenced`` 1 = fence, -1 = unfence, 0 = no change; ``in_controlled_shutdown`` 1 = enter."""

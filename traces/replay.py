@@ -132,9 +132,12 @@ def response_matches(response: Any, stated: Mapping[str, Any]) -> bool:
     Only the stated fields are read; nothing is converted. False also when unsure (a numeric error
     code, a nested value): the caller then diffs the JSON forms, which decide.
     """
-    fields = getattr(response, "__dict__", None) if response is not None else {}
-    if fields is None:
-        return False
+    try:
+        fields = response.__dict__
+    except AttributeError:  # no response (then no field may be stated), or one without fields to read: unsure
+        if response is not None:
+            return False
+        fields = {}
     try:
         for key, want in stated.items():
             got = fields[key]
