@@ -4,20 +4,27 @@
 reference's response object and the records written; ``apply`` gives the response as JSON;
 ``post_matches`` compares stated post-state fields, ``observe`` is the post-state in the trace format's
 vocabulary and ``summarize`` the state shown beside a divergence. Reference functions are looked up at
-call time (``cr.register_controller``, ...), so an applied mutant takes effect here too.
+call time (``cr.register_controller``, ...), so an applied mutant takes effect here too. Stated responses
+and post-states are compared on the reference's own values (``kraftspec.traces.match``), nothing converted.
 """
 
 from __future__ import annotations
 
-import json
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kraftspec.reference import controller_registration as cr, describe_cluster as dc
 from kraftspec.reference.errors import Errors
-from kraftspec.traces.controller_trace import ACTIONS, DEFAULT_LISTENERS, STANDARD_STATES, ControllerControl, explicit_state
+from kraftspec.traces.controller_trace import (
+    ACTIONS,
+    DEFAULT_LISTENERS,
+    STANDARD_STATES,
+    ControllerControl,
+    cached_explicit_state,
+)
 from kraftspec.traces.format import Step, Trace, Written
+from kraftspec.traces.match import matches
 from kraftspec.traces.values import to_json
 
 
@@ -39,19 +46,22 @@ class Serializable:
 
 Outcome = tuple[ControllerControl, int, Any, Written]
 Runner = Callable[[ControllerControl, int, Mapping[str, Any]], Outcome]
+_NESTED = (list, dict)  # stated response values compared here (the replay compares scalars itself)
+_EXACT = (int, str)  # two values of one of these types are equal in JSON exactly when ``==``
+_MISSING = object()  # a registration the stated post-state does not have
 
 
 def initial(trace: Trace) -> ControllerControl:
-    """The trace's initial state (named or explicit)."""
+    """The trace's initial state (named or explicit), shared between traces that start alike."""
     if trace.standard is not None:
         return STANDARD_STATES[trace.standard]()
-    return explicit_state(trace.explicit or {})
+    return cached_explicit_state(trace.explicit or {})
 
 
 def _managed(transition: Callable[..., tuple[cr.ManagerState, tuple[cr.ControllerRegistrationRequest, ...]]],
              state: ControllerControl, clock: int, *args: Any) -> Outcome:
     manager, sent = transition(state.manager, *args)
-    return replace(state, manager=manager), clock, Sends(sent), ()
+    return ControllerControl(state.image, manager, state.next_offset), clock, Sends(sent), ()
 
 
 def _start(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> Outcome:
@@ -88,7 +98,7 @@ def _restart(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> O
     """A new process of the same node: a fresh manager with a new incarnation id, same listeners and features."""
     old = state.manager
     manager = cr.ManagerState(old.node_id, args["incarnation_id"], old.listeners, old.features)
-    return replace(state, manager=manager), clock, Sends(()), ()
+    return ControllerControl(state.image, manager, state.next_offset), clock, Sends(()), ()
 
 
 def _written(state: ControllerControl, records: tuple[Any, ...]) -> tuple[ControllerControl, Written]:
@@ -97,7 +107,7 @@ def _written(state: ControllerControl, records: tuple[Any, ...]) -> tuple[Contro
     for record in records:
         controllers = cr.replay_register_controller(controllers, record)
     start = state.next_offset
-    return (replace(state, image=replace(state.image, controllers=controllers), next_offset=start + len(records)),
+    return (ControllerControl(replace(state.image, controllers=controllers), state.manager, start + len(records)),
             tuple((start + i, record) for i, record in enumerate(records)))
 
 
@@ -152,9 +162,30 @@ def run(state: ControllerControl, clock: int, step: Step) -> Outcome:
     """(state', clock', the response object or None, records written) for one step.
 
     Raises ``ValueError`` on an input the reference refuses (a response with no request pending, a
-    DescribeCluster request that cannot be written at its version).
+    DescribeCluster request that cannot be written at its version). A response field of arrays or objects
+    that equals the one the step states is that stated JSON value (see :func:`_as_stated`).
     """
-    return RUNNERS[step.action](state, clock, step.input)
+    after, clock, response, written = RUNNERS[step.action](state, clock, step.input)
+    stated = step.response
+    if stated and response is not None:
+        response = _as_stated(response, stated)
+    return after, clock, response, written
+
+
+def _as_stated(response: Any, stated: Mapping[str, Any]) -> Any:
+    """``response`` with each field stated as an array or object that its JSON equals replaced by the stated
+    value itself (``to_json`` of the response is unchanged): the replay compares those by identity, and the
+    others (scalars, enums) on the reference's values; a field not shown equal is left for the diff."""
+    fields = getattr(response, "__dict__", None)
+    if fields is None:
+        return response
+    equal = {key: want for key, want in stated.items() if (want or type(want) is dict) and type(want) in _NESTED
+             and key in fields and fields[key] is not want and matches(fields[key], want)}
+    if not equal:  # (an empty array the replay compares itself)
+        return response
+    copied = object.__new__(type(response))
+    copied.__dict__.update(fields, **equal)  # a frozen dataclass's fields, set as ``copy.copy`` sets them
+    return copied
 
 
 def apply(state: ControllerControl, clock: int,
@@ -199,14 +230,39 @@ def observe(state: ControllerControl, clock: int, fields: Iterable[str] = ()) ->
     return {name: OBSERVERS[name](state, clock) for name in OBSERVERS if name in wanted}
 
 
-def post_matches(state: ControllerControl, clock: int, post: Mapping[str, Any]) -> bool:
-    """Whether every stated post-state field equals :func:`observe`'s as JSON text (True and 1 differ).
+def _controllers_match(state: ControllerControl, want: Any) -> bool:
+    """Whether the image's controller registrations, as :data:`OBSERVERS` gives them, equal the JSON ``want``."""
+    controllers = state.image.controllers
+    if type(want) is not dict or len(want) != len(controllers):
+        return False
+    for controller_id, registration in controllers.items():
+        given = want.get(str(controller_id), _MISSING)
+        if given is _MISSING or not matches(registration, given):
+            return False
+    return True
 
-    False also for an unknown field; the caller then diffs :func:`observe`'s output, which decides.
+
+def post_matches(state: ControllerControl, clock: int, post: Mapping[str, Any]) -> bool:
+    """Whether every stated post-state field equals :func:`observe`'s as JSON (True and 1 differ), the
+    registrations read on the reference's values. False also for an unknown field; the caller then diffs
+    :func:`observe`'s output, which decides.
     """
     for key, want in post.items():
+        if key == "controllers":
+            if not _controllers_match(state, want):
+                return False
+            continue
         observer = OBSERVERS.get(key)
-        if observer is None or json.dumps(observer(state, clock), sort_keys=True) != json.dumps(want, sort_keys=True):
+        if observer is None:
+            return False
+        got = observer(state, clock)
+        if got is want:  # True, None, a small int
+            continue
+        kind = type(got)
+        if kind in _EXACT:
+            if type(want) is not kind or want != got:
+                return False
+        elif not matches(got, want):
             return False
     return True
 

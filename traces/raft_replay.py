@@ -6,25 +6,38 @@ fields, ``observe`` is the post-state in the trace format's vocabulary and ``sum
 beside a divergence. A sent message is compared on its destination, its type and the fields the trace
 states for it. A condition on which Kafka's client stops (``RaftFatalError``) is the reference refusing
 the input. Reference functions are looked up at call time, so an applied mutant takes effect here too.
+Stated sends and post-states are compared on the reference's own values (``kraftspec.traces.match``): only
+a step that differs there has its sends converted to JSON, for the diff that decides.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kraftspec.reference import raft, raft_state
 from kraftspec.reference.frozen import evolve
-from kraftspec.reference.raft_messages import Append, NotLeaderError, RaftFatalError, Resign, Send, Tick
+from kraftspec.reference.raft_log import LogEntry
+from kraftspec.reference.raft_records import LeaderChangeMessage
+from kraftspec.reference.raft_messages import (
+    Append,
+    FetchResponse,
+    NotLeaderError,
+    RaftFatalError,
+    Resign,
+    Send,
+    Tick,
+)
 from kraftspec.traces.format import Step, Trace, Written
+from kraftspec.traces.match import fields_of, matches, same
 from kraftspec.traces.raft_trace import (
     ACTIONS,
     STANDARD_STATES,
     RESPONSES,
     encode_entries,
     encode_message,
-    explicit_state,
+    cached_explicit_state,
+    encode_record_value,
 )
 from kraftspec.traces.values import to_json
 
@@ -33,7 +46,7 @@ from kraftspec.traces.values import to_json
 class Sends:
     """What the node sent while handling one input, each ``{"destination", "type", ...message fields}`` (§3.4–§3.10)."""
 
-    sends: tuple[dict[str, Any], ...]
+    sends: Sequence[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -41,19 +54,23 @@ class AppendResult:
     """``scheduleAppend``: the messages sent and the offset of the last record appended, or None when the node
     is not the leader (Kafka throws ``NotLeaderException``, §3.2)."""
 
-    sends: tuple[dict[str, Any], ...]
+    sends: Sequence[dict[str, Any]]
     last_offset: Optional[int]
 
 
 def initial(trace: Trace) -> raft.RaftNode:
-    """The trace's initial node (named or explicit), started by the reference as it is bound now."""
+    """The trace's initial node (named or explicit), started by the reference as it is bound now (shared between
+    traces that start alike)."""
     if trace.standard is not None:
         return STANDARD_STATES[trace.standard]()
-    return explicit_state(trace.explicit or {})
+    return cached_explicit_state(trace.explicit or {})
 
 
 Outcome = tuple[raft.RaftNode, int, Any, Written]
 _ALWAYS = ("destination", "type")  # compared in every sent message
+_DATA = frozenset((str, int, type(None)))  # log records that are their own JSON
+_EXACT = (int, str)  # two values of one of these types are equal in JSON exactly when ``==``
+_MISSING = object()  # a field the stated object does not have
 
 
 def sent(send: Send) -> dict[str, Any]:
@@ -74,13 +91,96 @@ def _projected(sends: tuple[dict[str, Any], ...], stated: Any) -> tuple[dict[str
     return tuple(kept)
 
 
+def _entries_match(entries: tuple[LogEntry, ...], want: Any) -> bool:
+    """Whether :func:`encode_entries` of ``entries`` equals the JSON ``want``, read on the entries themselves."""
+    if type(want) is not list or len(want) != len(entries):
+        return False
+    for entry, given in zip(entries, want):
+        if type(given) is not dict or len(given) != 2 or "epoch" not in given or "record" not in given:
+            return False
+        record, stated = entry.record, given["record"]
+        epoch = given["epoch"]
+        if type(epoch) is not int or epoch != entry.epoch or not (
+                type(stated) is type(record) and stated == record if type(record) in _DATA
+                else _control_matches(record, stated)):
+            return False
+    return True
+
+
+def _control_matches(record: Any, stated: Any) -> bool:
+    """Whether :func:`encode_record_value` of a control record equals the JSON ``stated`` (its type, then its fields)."""
+    if type(record) is not LeaderChangeMessage:
+        return same(to_json(encode_record_value(record)), stated)
+    names = fields_of(LeaderChangeMessage)
+    if type(stated) is not dict or len(stated) != len(names) + 1 or stated.get("type") != "LeaderChangeMessage" \
+            or "type" in names:
+        return False
+    for name in names:
+        got, want = getattr(record, name), stated.get(name, _MISSING)
+        if got is not want and not (type(got) is int and type(want) is int and got == want) \
+                and not matches(got, want):
+            return False
+    return True
+
+
+_MESSAGE_FIELDS: dict[type, frozenset[str]] = {}  # a message class -> its fields (as :func:`sent` writes them)
+
+
+def _message_fields(kind: type) -> frozenset[str]:
+    """The fields of a message class; none for one whose fields shadow ``destination`` or ``type`` (unsure)."""
+    names = frozenset(fields_of(kind))
+    _MESSAGE_FIELDS[kind] = frozenset() if names & set(_ALWAYS) else names
+    return _MESSAGE_FIELDS[kind]
+
+
+def _sends_match(sends: tuple[Send, ...], stated: Any) -> bool:
+    """Whether each message sent equals the one stated at its position as :func:`_projected` keeps it (destination,
+    type and the stated fields), read on the reference's messages; False also when unsure (the diff decides)."""
+    if type(stated) is not list or len(stated) != len(sends):
+        return False
+    for send, given in zip(sends, stated):
+        message = send.message
+        kind = type(message)
+        names = _MESSAGE_FIELDS.get(kind) or _message_fields(kind)
+        if type(given) is not dict or "destination" not in given or given.get("type") != kind.__name__:
+            return False
+        for key, want in given.items():
+            if key == "type":
+                continue
+            if key == "destination":
+                got = send.destination
+            elif key not in names:
+                return False
+            else:
+                got = getattr(message, key)
+                if key == "records" and kind is FetchResponse:
+                    if not _entries_match(got, want):
+                        return False
+                    continue
+                if got is None and key == "correlation_id":  # left out of the message's JSON
+                    return False
+            if got is want:  # True, None, a small int
+                continue
+            value_kind = type(got)
+            if value_kind in _EXACT:
+                if type(want) is not value_kind or want != got:
+                    return False
+            elif not matches(got, want):
+                return False
+    return True
+
+
 def _stepped(node: raft.RaftNode, message: Any, now: int, jitter: int,
-             step: Step) -> tuple[raft.RaftNode, tuple[dict[str, Any], ...]]:
+             step: Step) -> tuple[raft.RaftNode, Sequence[dict[str, Any]]]:
+    """The node after ``message`` and its sends as the trace states them: the stated list itself when equal (the
+    replay then sees the response match at once), else the reference's sends as JSON, projected (the diff decides)."""
     try:
         node, sends = raft.step(node, message, now, jitter)
     except RaftFatalError as exc:  # Kafka's client throws and stops: the reference takes no such input
         raise RuntimeError(f"RaftFatalError: {exc}") from exc
     stated = step.response.get("sends") if step.response is not None else None
+    if stated is not None and _sends_match(sends, stated):
+        return node, stated
     return node, _projected(tuple(map(sent, sends)), stated)
 
 
@@ -152,18 +252,59 @@ def observe(node: raft.RaftNode, clock: int, fields: Iterable[str] = ()) -> dict
     return {name: OBSERVERS[name](node, clock) for name in OBSERVERS if name in wanted}
 
 
-def _text(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)  # exact: true and 1, 1 and 1.0 print differently
+def _is(got: Any, want: Any) -> bool:
+    """A scalar against its stated JSON value, of the exact type (True and 1 differ); False for anything else."""
+    return got is want or (type(want) is type(got) and type(got) in _EXACT and want == got)
+
+
+def _key_matches(key: Optional[raft_state.ReplicaKey], want: Any) -> bool:
+    """Whether :func:`_key` of ``key`` equals the JSON ``want``."""
+    if key is None:
+        return want is None
+    return (type(want) is dict and len(want) == 2 and _is(key.id, want.get("id", _MISSING))
+            and _is(key.directory_id, want.get("directory_id", _MISSING)))
+
+
+def _epoch_cache_matches(node: raft.RaftNode, clock: int, want: Any) -> bool:
+    cache = node.log.epoch_cache
+    return type(want) is list and len(want) == len(cache) and all(
+        type(given) is list and len(given) == len(pair) and all(map(_is, pair, given))
+        for pair, given in zip(cache, want))
+
+
+def _quorum_state_file_matches(node: raft.RaftNode, clock: int, want: Any) -> bool:
+    stored = node.stored
+    return (type(want) is dict and len(want) == 3 and _is(stored.epoch, want.get("epoch", _MISSING))
+            and _is(stored.leader_id, want.get("leader_id", _MISSING))
+            and _key_matches(stored.voted_key, want.get("voted_key", _MISSING)))
+
+
+POST_MATCHERS: dict[str, Callable[[raft.RaftNode, int, Any], bool]] = {
+    "voted_key": lambda node, clock, want: _key_matches(raft_state.voted_key_of(node.state, node.local_id), want),
+    "epoch_cache": _epoch_cache_matches,
+    "log": lambda node, clock, want: _entries_match(node.log.entries, want),
+    "quorum_state_file": _quorum_state_file_matches,
+}  # the post-state fields that are not scalars, compared on the node's own values (the others: ``_is``)
+assert POST_MATCHERS.keys() <= OBSERVERS.keys()
 
 
 def post_matches(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> bool:
-    """Whether every stated post-state field equals :func:`observe`'s as JSON (True and 1 differ).
-
-    False also for an unknown field; the caller then diffs :func:`observe`'s output, which decides.
+    """Whether every stated post-state field equals :func:`observe`'s as JSON (True and 1 differ), read on the
+    node's own values. False also when unsure or for an unknown field; the caller then diffs :func:`observe`'s
+    output, which decides.
     """
+    matchers = POST_MATCHERS
     for key, want in post.items():
+        matcher = matchers.get(key)
+        if matcher is not None:
+            if not matcher(node, clock, want):
+                return False
+            continue
         observer = OBSERVERS.get(key)
-        if observer is None or _text(observer(node, clock)) != _text(want):
+        if observer is None:
+            return False
+        got = observer(node, clock)
+        if got is not want and (type(want) is not type(got) or type(got) not in _EXACT or want != got):
             return False
     return True
 
