@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kraftspec.reference import broker
 from kraftspec.reference.errors import Errors
-from kraftspec.traces.broker_trace import ACTIONS, STANDARD_STATES, cached_explicit_state, reference_identity
+from kraftspec.traces.broker_trace import ACTIONS, STANDARD_STATES, cached_explicit_state
+from kraftspec.traces.state_cache import reference_identity
 from kraftspec.traces.format import Step, Trace, Written
 from kraftspec.traces.values import to_json
 

@@ -8,9 +8,6 @@ Each action is named after the reference function that decides it (``heartbeat``
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
-import marshal
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
@@ -18,6 +15,7 @@ from kraftspec.models import broker_strategies
 from kraftspec.reference import broker, records as records_module
 from kraftspec.reference.partition import TopicInfo
 from kraftspec.reference.records import MetadataRecord
+from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import FieldPlan, TraceError, decode_fields, decoder, from_json, require, to_json
 
 RECORD_TYPES: dict[str, type] = {
@@ -166,54 +164,8 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> br
     return broker.activate(state, values["activated_at"] or 0)
 
 
-@functools.cache
-def _mutant_targets() -> tuple[tuple[dict[str, Any], str], ...]:
-    """Each registered mutant's target as (its module's namespace, the function's name)."""
-    from kraftspec.mutants import all_mutants
-
-    targets = (mutant.target.split(":") for mutant in all_mutants().values())
-    return tuple((vars(importlib.import_module(module)), name) for module, name in targets)
-
-
-def reference_identity() -> tuple[Any, ...]:
-    """The functions currently bound at every registered mutant's target: an applied mutant changes it.
-
-    Initial states are cached under it, so a state built while a mutant is applied is never reused
-    without it (``kraftspec.mutants`` swaps the target in every loaded module, its own included).
-    """
-    return tuple([namespace[name] for namespace, name in _mutant_targets()])
-
-
-@functools.lru_cache(maxsize=256)
-def _explicit(blob: bytes, path: str, identity: tuple[Any, ...]) -> broker.ClusterControl:
-    return explicit_state(marshal.loads(blob), path)
-
-
-_BY_OBJECT: dict[int, tuple[Mapping[str, Any], tuple[Any, ...], broker.ClusterControl]] = {}
-"""``id(obj)`` -> (obj, reference identity, state): the state of an explicit object seen before (decoding a trace
-builds it, replaying the trace reads it back) without marshalling it again. The object is held, so its id is not
-reused; a decoded trace's explicit state is a value, never changed after decoding."""
-
-
-def cached_explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> broker.ClusterControl:
-    """``explicit_state(obj, path)``, built once per distinct state (and reference identity), then shared.
-
-    States are immutable, so traces that start from the same explicit state share one; an
-    unreadable state raises its :class:`TraceError` every time (errors are not cached).
-    """
-    identity = reference_identity()
-    seen = _BY_OBJECT.get(id(obj))
-    if seen is not None and seen[0] is obj and seen[1] == identity:
-        return seen[2]
-    try:
-        blob = marshal.dumps(obj, 0)  # type: ignore[arg-type]  # exact: True and 1, 1 and 1.0 marshal differently
-    except ValueError:  # not plain JSON values (a Mapping built in Python): no caching
-        return explicit_state(obj, path)
-    state = _explicit(blob, path, identity)
-    if len(_BY_OBJECT) >= 1 << 12:
-        _BY_OBJECT.clear()
-    _BY_OBJECT[id(obj)] = (obj, identity, state)
-    return state
+cached_explicit_state = ExplicitStates(explicit_state)
+"""``explicit_state(obj, path)``, built once per distinct state and reference identity, then shared."""
 
 
 BROKER = BrokerComponent()

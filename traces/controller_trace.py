@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import marshal
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -26,7 +25,8 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.records import MetadataRecord, RegisterControllerRecord
-from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans, reference_identity
+from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans
+from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require, to_json
 
 _NOW = {"now": (int, False)}
@@ -120,22 +120,8 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> Co
     return ControllerControl(image, manager, next_offset)
 
 
-@functools.lru_cache(maxsize=256)
-def _explicit(blob: bytes, path: str, identity: tuple[Any, ...]) -> ControllerControl:
-    return explicit_state(marshal.loads(blob), path)
-
-
-def cached_explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> ControllerControl:
-    """``explicit_state(obj, path)``, built once per distinct state (and reference identity), then shared.
-
-    States are immutable, so traces that start from the same explicit state share one; an unreadable
-    state raises its :class:`TraceError` every time (errors are not cached).
-    """
-    try:
-        blob = marshal.dumps(obj, 0)  # type: ignore[arg-type]  # exact: True and 1, 1 and 1.0 marshal differently
-    except ValueError:  # not plain JSON values (a Mapping built in Python): no caching
-        return explicit_state(obj, path)
-    return _explicit(blob, path, reference_identity())
+cached_explicit_state = ExplicitStates(explicit_state)
+"""``explicit_state(obj, path)``, built once per distinct state and reference identity, then shared."""
 
 
 def _controller_listener(node_id: int) -> dict[str, Any]:

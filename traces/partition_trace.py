@@ -16,7 +16,6 @@ of the partitions it leads.
 from __future__ import annotations
 
 import functools
-import marshal
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
@@ -28,7 +27,8 @@ from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition
 from kraftspec.reference.records import MetadataRecord, PartitionRecord
-from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans, reference_identity
+from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans
+from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require
 
 LeaderKey = tuple[int, str, int]
@@ -197,19 +197,8 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> Pa
                             FrozenMap(topics), FrozenMap(partitions), FrozenMap(leaders), values["next_offset"] or 0)
 
 
-@functools.lru_cache(maxsize=256)
-def _explicit(blob: bytes, path: str, identity: tuple[Any, ...]) -> PartitionControl:
-    return explicit_state(marshal.loads(blob), path)
-
-
-def cached_explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> PartitionControl:
-    """``explicit_state(obj, path)``, built once per distinct state and reference identity (an applied
-    mutant changes it, see ``broker_trace.reference_identity``), then shared: states are immutable."""
-    try:
-        blob = marshal.dumps(obj, 0)  # type: ignore[arg-type]  # exact: True and 1 marshal differently
-    except ValueError:  # not plain JSON values: no caching
-        return explicit_state(obj, path)
-    return _explicit(blob, path, reference_identity())
+cached_explicit_state = ExplicitStates(explicit_state)
+"""``explicit_state(obj, path)``, built once per distinct state and reference identity, then shared."""
 
 
 STANDARD_STATES: dict[str, Callable[[], PartitionControl]] = {

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import marshal
 from typing import Any, Callable, Mapping, Optional
 
 from kraftspec.reference import raft
@@ -37,7 +36,8 @@ from kraftspec.reference.raft_messages import (
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_state import ElectionState, QuorumConfig
 from kraftspec.reference.records import MetadataRecord
-from kraftspec.traces.broker_trace import Action, decode_arguments, input_plans, reference_identity
+from kraftspec.traces.broker_trace import Action, decode_arguments, input_plans
+from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require, to_json
 
 _TIMED = {"now": (int, False), "jitter": (int, False)}
@@ -178,20 +178,8 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> ra
         raise TraceError(f"{path}: not a node the reference can start: {exc}") from exc
 
 
-@functools.lru_cache(maxsize=256)
-def _explicit(blob: bytes, path: str, identity: tuple[Any, ...]) -> raft.RaftNode:
-    return explicit_state(marshal.loads(blob), path)
-
-
-def cached_explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> raft.RaftNode:
-    """``explicit_state(obj, path)``, started once per distinct state and reference identity (an applied mutant
-    changes it), then shared: nodes are immutable. An unreadable state raises its error every time (not cached).
-    """
-    try:
-        blob = marshal.dumps(obj, 0)  # type: ignore[arg-type]  # exact: True and 1, 1 and 1.0 marshal differently
-    except ValueError:  # not plain JSON values (a Mapping built in Python): no caching
-        return explicit_state(obj, path)
-    return _explicit(blob, path, reference_identity())
+cached_explicit_state = ExplicitStates(explicit_state)
+"""``explicit_state(obj, path)``, built once per distinct state and reference identity, then shared."""
 
 
 def elected_leader() -> raft.RaftNode:
