@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import io
 import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -12,6 +13,7 @@ from kraftspec.spec.trace_validation import SpecVerdict
 from kraftspec.traces import jsonl, parquet
 from kraftspec.traces.format import trace_from_json, trace_to_json
 from kraftspec.traces.replay import replay
+from kraftspec.traces.tlc_validate import check_with_tlc
 
 
 def assert_round_trips(obj: dict[str, Any], folder: Path) -> None:
@@ -69,3 +71,12 @@ def assert_outside_not_rejected(cases: list[tuple[dict[str, Any], int, str]], ve
     for (obj, step, reason), spec in zip(cases, verdicts, strict=True):
         assert replay(trace_from_json(obj)).conformant, obj.get("id")
         assert spec.outcome == "outside" and spec.step == step and reason in spec.reason, (obj.get("id"), spec)
+
+
+def with_tlc_report(path: Path, objs: list[dict[str, Any]], exit_code: int) -> str:
+    """``kraftspec check --with-tlc`` on a JSON Lines file of ``objs`` written to ``path``: its text report,
+    after checking its exit code."""
+    path.write_text("".join(json.dumps(obj) + "\n" for obj in objs))
+    out = io.StringIO()
+    assert check_with_tlc([str(path)], as_json=False, out=out) == exit_code
+    return out.getvalue()

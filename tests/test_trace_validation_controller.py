@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import io
-import json
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pytest
 from test_traces_controller_mutants import SHOWN
 
-from support_traces import assert_outside_not_rejected, assert_rejected_by_both, first_step, read_objs
+from support_traces import assert_outside_not_rejected, assert_rejected_by_both, first_step, read_objs, with_tlc_report
 
 from kraftspec import traces
 from kraftspec.mutants import all_mutants
@@ -27,7 +25,6 @@ from kraftspec.traces import controller_replay
 from kraftspec.traces.controller_tla import EXPLICIT
 from kraftspec.traces.format import Trace, trace_from_json
 from kraftspec.traces.replay import replay
-from kraftspec.traces.tlc_validate import check_with_tlc
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "controller.jsonl.gz"
 TOLD_APART = ("controller-stale-incarnation-accepted",)
@@ -204,12 +201,7 @@ def test_a_trace_outside_the_specs_bounds_is_not_judged_rather_than_rejected(
 
 
 def test_check_with_tlc_judges_controller_traces(objs: list[dict[str, Any]], tmp_path: Path) -> None:
-    path = tmp_path / "controller.jsonl"
-    chosen = objs[:2] + [edited(objs)[0][0], outside(objs)[0][0]]
-    path.write_text("".join(json.dumps(obj) + "\n" for obj in chosen))
-    out = io.StringIO()
-    assert check_with_tlc([str(path)], as_json=False, out=out) == 1
-    text = out.getvalue()
+    text = with_tlc_report(tmp_path / "controller.jsonl", objs[:2] + [edited(objs)[0][0], outside(objs)[0][0]], 1)
     assert text.count("spec:      accepted by the spec") == 2 and "no trace-validation module" not in text
     assert "spec:      REJECTED by the spec at step" in text and "outside the spec's bounds at step" in text
     assert text.strip().endswith("checked 4 traces from 1 file(s): 3 conformant, 1 divergent, 0 unreadable; "

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import copy
 import gzip
-import io
 import json
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
-from support_traces import assert_outside_not_rejected, assert_rejected_by_both, first_step, read_objs
+from support_traces import assert_outside_not_rejected, assert_rejected_by_both, first_step, read_objs, with_tlc_report
 
 from kraftspec import traces
 from kraftspec.mutants import all_mutants
@@ -24,7 +23,6 @@ from kraftspec.spec.trace_validation import SpecVerdict, validate
 from kraftspec.traces import partition_replay
 from kraftspec.traces.format import Trace, trace_from_json
 from kraftspec.traces.replay import replay
-from kraftspec.traces.tlc_validate import check_with_tlc
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "partition.jsonl.gz"
 BROKER = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"
@@ -146,12 +144,7 @@ def test_check_with_tlc_judges_partition_and_broker_traces_of_one_file(objs: lis
                                                                        tmp_path: Path) -> None:
     with gzip.open(BROKER, "rt") as lines:
         broker = json.loads(next(lines))
-    path = tmp_path / "mixed.jsonl"
-    chosen = objs[:2] + [edited(objs)[0][0], outside(objs)[0][0], broker]
-    path.write_text("".join(json.dumps(obj) + "\n" for obj in chosen))
-    out = io.StringIO()
-    assert check_with_tlc([str(path)], as_json=False, out=out) == 1
-    text = out.getvalue()
+    text = with_tlc_report(tmp_path / "mixed.jsonl", objs[:2] + [edited(objs)[0][0], outside(objs)[0][0], broker], 1)
     assert text.count("spec:      accepted by the spec") == 3
     assert "spec:      REJECTED by the spec at step" in text and "reference: DIVERGES at step" in text
     assert "outside the spec's bounds at step" in text and "no trace-validation module" not in text

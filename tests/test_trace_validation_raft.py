@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import copy
 import gzip
-import io
 import json
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from support_traces import assert_outside_not_rejected, with_tlc_report
 
 from kraftspec import mutants, traces
 from kraftspec.spec.trace_validation import SpecVerdict, validate
@@ -27,7 +28,6 @@ from kraftspec.traces.format import Step, Trace, trace_from_json
 from kraftspec.traces.raft_simulate import simulate_one
 from kraftspec.traces.raft_trace import RAFT
 from kraftspec.traces.replay import replay
-from kraftspec.traces.tlc_validate import check_with_tlc
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "raft.jsonl.gz"
 STRIDE = 10
@@ -213,18 +213,11 @@ def test_a_trace_edited_to_be_non_conformant_is_rejected_by_both_at_the_same_ste
 
 
 def test_a_step_the_spec_does_not_model_is_outside_rather_than_rejected(verdicts: dict[str, list[SpecVerdict]]) -> None:
-    for (obj, step, reason), spec in zip(outside(), verdicts["outside"]):
-        assert replay(trace_from_json(obj)).conformant, reason
-        assert spec.outcome == "outside" and spec.step == step and reason in spec.reason, (reason, spec)
+    assert_outside_not_rejected(outside(), verdicts["outside"])
 
 
 def test_check_with_tlc_judges_raft_traces(tmp_path: Path) -> None:
-    path = tmp_path / "raft.jsonl"
-    chosen = conformant()[:2] + [edited()[0][0], outside()[0][0]]
-    path.write_text("".join(json.dumps(obj) + "\n" for obj in chosen))
-    out = io.StringIO()
-    assert check_with_tlc([str(path)], as_json=False, out=out) == 1
-    text = out.getvalue()
+    text = with_tlc_report(tmp_path / "raft.jsonl", conformant()[:2] + [edited()[0][0], outside()[0][0]], 1)
     assert text.count("spec:      accepted by the spec") == 2
     assert "spec:      REJECTED by the spec at step 4" in text and "reference: DIVERGES at step 4" in text
     assert "outside the spec's bounds at step 8: action 'resign' is not modelled" in text
