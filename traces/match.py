@@ -15,7 +15,7 @@ from typing import Any
 from kraftspec.traces.values import to_json
 
 _SCALARS = frozenset((int, str, bool, float, type(None)))
-_EXACT = (int, str)  # two values of one of these types are equal in JSON exactly when ``==``
+EXACT = (int, str)  # two values of one of these types are equal in JSON exactly when ``==``
 _MISSING = object()  # a field the stated object does not have
 _FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass -> its fields' names (read once per class)
 
@@ -68,7 +68,7 @@ def matches(got: Any, want: Any) -> bool:
             item = getattr(got, name)
             if item is given:  # True, None, a small int
                 continue
-            if type(item) in _EXACT:  # the common case inline
+            if type(item) in EXACT:  # the common case inline
                 if type(given) is not type(item) or given != item:
                     return False
             elif given is _MISSING or not matches(item, given):

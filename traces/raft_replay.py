@@ -29,7 +29,7 @@ from kraftspec.reference.raft_messages import (
     Tick,
 )
 from kraftspec.traces.format import Step, Trace, Written
-from kraftspec.traces.match import fields_of, matches, same
+from kraftspec.traces.match import EXACT, fields_of, matches, same
 from kraftspec.traces.raft_trace import (
     ACTIONS,
     STANDARD_STATES,
@@ -69,7 +69,6 @@ def initial(trace: Trace) -> raft.RaftNode:
 Outcome = tuple[raft.RaftNode, int, Any, Written]
 _ALWAYS = ("destination", "type")  # compared in every sent message
 _DATA = frozenset((str, int, type(None)))  # log records that are their own JSON
-_EXACT = (int, str)  # two values of one of these types are equal in JSON exactly when ``==``
 _MISSING = object()  # a field the stated object does not have
 
 
@@ -159,13 +158,7 @@ def _sends_match(sends: tuple[Send, ...], stated: Any) -> bool:
                     continue
                 if got is None and key == "correlation_id":  # left out of the message's JSON
                     return False
-            if got is want:  # True, None, a small int
-                continue
-            value_kind = type(got)
-            if value_kind in _EXACT:
-                if type(want) is not value_kind or want != got:
-                    return False
-            elif not matches(got, want):
+            if got is not want and not matches(got, want):  # the same object: True, None, a small int
                 return False
     return True
 
@@ -254,7 +247,7 @@ def observe(node: raft.RaftNode, clock: int, fields: Iterable[str] = ()) -> dict
 
 def _is(got: Any, want: Any) -> bool:
     """A scalar against its stated JSON value, of the exact type (True and 1 differ); False for anything else."""
-    return got is want or (type(want) is type(got) and type(got) in _EXACT and want == got)
+    return got is want or (type(want) is type(got) and type(got) in EXACT and want == got)
 
 
 def _key_matches(key: Optional[raft_state.ReplicaKey], want: Any) -> bool:
@@ -304,7 +297,7 @@ def post_matches(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> bo
         if observer is None:
             return False
         got = observer(node, clock)
-        if got is not want and (type(want) is not type(got) or type(got) not in _EXACT or want != got):
+        if got is not want and (type(want) is not type(got) or type(got) not in EXACT or want != got):
             return False
     return True
 
