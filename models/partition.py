@@ -31,7 +31,7 @@ from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPa
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.elect_leaders import PREFERRED_ELECTION, UNCLEAN_ELECTION, ElectLeadersRequest, elect_leaders, maybe_balance_partition_leaders
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, PersistentMap
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, apply_records
 from kraftspec.reference.partition_events import (
     handle_broker_fenced,
@@ -83,7 +83,7 @@ class Cluster:
     elr_enabled: bool
     topic: TopicInfo
     brokers: FrozenMap[int, BrokerRegistration]
-    partitions: FrozenMap[tuple[str, int], PartitionRegistration]
+    partitions: PersistentMap[tuple[str, int], PartitionRegistration]
     processes: dict[int, BrokerProcess]
     wire: list[InFlight] = field(default_factory=list)
     delivered: list[InFlight] = field(default_factory=list)
@@ -116,7 +116,7 @@ class PartitionMachine(RuleBasedStateMachine):
             elr_enabled=elr and level >= mv.MV_4_0_IV1,
             topic=TopicInfo(TOPIC, TOPIC_ID, unclean_leader_election_enable=unclean, min_insync_replicas=min_isr),
             brokers=brokers,
-            partitions=FrozenMap({KEY: partition}),
+            partitions=PersistentMap({KEY: partition}),
             processes={b: BrokerProcess(epoch=100 + b) for b in BROKER_IDS},
         )
         self.last_epochs = (0, 0)

@@ -12,7 +12,7 @@ from typing import Mapping, Optional
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import PersistentMap, persistent
 from kraftspec.reference.partition import (
     PartitionRegistration,
     TopicInfo,
@@ -127,13 +127,13 @@ def elect_leaders(
     *,
     metadata_version: int,
     elr_enabled: bool,
-) -> tuple[FrozenMap[TopicPartition, PartitionRegistration], ElectLeadersResponse, tuple[PartitionChangeRecord, ...]]:
+) -> tuple[PersistentMap[TopicPartition, PartitionRegistration], ElectLeadersResponse, tuple[PartitionChangeRecord, ...]]:
     """§2.11 ``electLeaders``: ``(partitions', response, records)``; all partitions are built on the old state.
 
     With ``topic_partitions`` None every partition is tried and ELECTION_NOT_NEEDED answers are left out.
     """
     if request.election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
-        return FrozenMap(partitions), ElectLeadersResponse(Errors.INVALID_REQUEST), ()
+        return persistent(partitions), ElectLeadersResponse(Errors.INVALID_REQUEST), ()
     records: list[PartitionChangeRecord] = []
     results = []
     if request.topic_partitions is None:

@@ -1,10 +1,12 @@
-"""An immutable, hashable mapping for the fields of frozen state dataclasses, and fast copies and constructors of
-frozen dataclasses."""
+"""Immutable, hashable mappings for the fields of frozen state dataclasses (a dict-backed one for small maps, a
+persistent one for maps that grow with the cluster), and fast copies and constructors of frozen dataclasses."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Callable, Iterable, Mapping, NoReturn, TypeVar
+
+from immutables import Map as PersistentMap
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -133,3 +135,11 @@ class FrozenMap(dict[K, V]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenMap, (dict(self),))
+
+
+def persistent(mapping: Mapping[K, V]) -> "PersistentMap[K, V]":
+    """``mapping`` as a :class:`PersistentMap` (a hash array mapped trie, ``immutables.Map``), without copying one
+    that already is. Its ``set``/``update``/``delete`` share structure with the map they derive from: O(log n) per
+    changed key instead of a copy of the whole map, for the controller's partitions (one change per request).
+    Equal maps hash alike; it never equals a ``dict``, and it iterates in hash order, so readers sort."""
+    return mapping if type(mapping) is PersistentMap else PersistentMap(mapping)

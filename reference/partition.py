@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Container, Iterable, Mapping, Optional
 
 from kraftspec.reference.broker_registration import BrokerRegistration
-from kraftspec.reference.frozen import FrozenMap, assembler
+from kraftspec.reference.frozen import PersistentMap, assembler, persistent
 from kraftspec.reference.metadata_version import is_directory_assignment_supported, partition_change_record_version
 from kraftspec.reference.partition_rules import (
     MIGRATING_DIR,
@@ -337,20 +337,20 @@ def change_record_is_no_op(record: PartitionChangeRecord) -> bool:
 
 def apply_records(
     partitions: Mapping[TopicPartition, PartitionRegistration], records: Iterable[PartitionChangeRecord]
-) -> FrozenMap[TopicPartition, PartitionRegistration]:
+) -> PersistentMap[TopicPartition, PartitionRegistration]:
     """Replay PartitionChangeRecords in order, each merged into the partition it names (§2.2)."""
-    updated: FrozenMap[TopicPartition, PartitionRegistration] = FrozenMap(partitions)
-    for record in records:
-        key = (record.topic_id, record.partition_id)
-        dict.__setitem__(updated, key, merge(updated[key], record))  # a fresh map, not yet shared or hashed
-    return updated
+    with persistent(partitions).mutate() as updated:
+        for record in records:
+            key = (record.topic_id, record.partition_id)
+            updated[key] = merge(updated[key], record)
+        return updated.finish()
 
 
 def replay_clear_elr(
     partitions: Mapping[TopicPartition, PartitionRegistration],
     topics: Mapping[str, TopicInfo],
     record: ClearElrRecord,
-) -> FrozenMap[TopicPartition, PartitionRegistration]:
+) -> PersistentMap[TopicPartition, PartitionRegistration]:
     """§2.2/§2.7 ClearElrRecord (written when min.insync.replicas changes): every partition of the named topic
     (every topic for an empty name) with a non-empty ELR or lastKnownElr merges ELR := [], lastKnownElr := [],
     which bumps its partition epoch."""

@@ -11,7 +11,7 @@ from typing import Mapping, Optional
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import PersistentMap, persistent
 from kraftspec.reference.partition import (
     PartitionRegistration,
     TopicInfo,
@@ -68,7 +68,7 @@ def alter_partition_reassignment(
     metadata_version: int,
     elr_enabled: bool,
     allow_replication_factor_change: bool = True,
-) -> tuple[FrozenMap[TopicPartition, PartitionRegistration], Errors, tuple[PartitionChangeRecord, ...]]:
+) -> tuple[PersistentMap[TopicPartition, PartitionRegistration], Errors, tuple[PartitionChangeRecord, ...]]:
     """§2.8 one partition of AlterPartitionReassignments: ``(partitions', error, records)``.
 
     ``target_replicas`` None cancels (NO_REASSIGNMENT_IN_PROGRESS if none; an unclean revert needs
@@ -80,15 +80,15 @@ def alter_partition_reassignment(
     key = (topic.topic_id, partition_id) if topic is not None else None
     partition = partitions.get(key) if key is not None else None
     if topic is None or partition is None or key is None:
-        return FrozenMap(partitions), Errors.UNKNOWN_TOPIC_OR_PARTITION, ()
+        return persistent(partitions), Errors.UNKNOWN_TOPIC_OR_PARTITION, ()
     election = Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE
     min_isr = topic_effective_min_isr(topic, partitions, partition_id)
     if target_replicas is None:
         if not partition.removing_replicas and not partition.adding_replicas:
-            return FrozenMap(partitions), Errors.NO_REASSIGNMENT_IN_PROGRESS, ()
+            return persistent(partitions), Errors.NO_REASSIGNMENT_IN_PROGRESS, ()
         replicas, isr, unclean = reassignment_revert(partition)
         if unclean and not topic.unclean_leader_election_enable:
-            return FrozenMap(partitions), Errors.INVALID_REPLICA_ASSIGNMENT, ()
+            return persistent(partitions), Errors.INVALID_REPLICA_ASSIGNMENT, ()
         record = build_partition_change(
             partition, topic.topic_id, partition_id, brokers=brokers, metadata_version=metadata_version,
             min_isr=min_isr, target_isr=isr, target_replicas=replicas, target_removing=(), target_adding=(),
@@ -97,10 +97,10 @@ def alter_partition_reassignment(
     else:
         error = validate_manual_assignment(brokers, target_replicas)
         if error != Errors.NONE:
-            return FrozenMap(partitions), error, ()
+            return persistent(partitions), error, ()
         current_rf = len([r for r in partition.replicas if r not in partition.removing_replicas])
         if not allow_replication_factor_change and len(target_replicas) != current_rf:
-            return FrozenMap(partitions), Errors.INVALID_REPLICATION_FACTOR, ()
+            return persistent(partitions), Errors.INVALID_REPLICATION_FACTOR, ()
         replicas, removing, adding = reassignment_replicas(partition.replicas, target_replicas)
         record = build_partition_change(
             partition, topic.topic_id, partition_id, brokers=brokers, metadata_version=metadata_version,

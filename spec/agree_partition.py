@@ -26,7 +26,7 @@ from kraftspec.reference import partition_leader as pl
 from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPartitionRequest, AlterPartitionTopic, alter_partition
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, PersistentMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, apply_records
 from kraftspec.reference.partition_events import handle_broker_fenced, handle_broker_shutdown, handle_broker_unfenced
@@ -57,7 +57,7 @@ class ExploredState:
     """The controller's registrations, the wire, and each broker's log, learned leader and leader state."""
 
     brokers: FrozenMap[int, BrokerRegistration]
-    partitions: FrozenMap[tuple[str, int], PartitionRegistration]
+    partitions: PersistentMap[tuple[str, int], PartitionRegistration]
     net: frozenset[InFlight]
     logs: tuple[tuple[int, ...], ...]
     known: tuple[tuple[int, int], ...]
@@ -121,7 +121,7 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
     partition = PartitionRegistration(replicas=REPLICAS, isr=REPLICAS, leader=1)
     yield ExploredState(
         brokers=brokers,
-        partitions=FrozenMap({KEY: partition}),
+        partitions=PersistentMap({KEY: partition}),
         net=frozenset(),
         logs=((), (), ()),
         known=((1, 0),) * 3,

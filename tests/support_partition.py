@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from kraftspec.reference.broker_registration import BrokerRegistration
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, PersistentMap
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition
 
 
@@ -36,9 +36,9 @@ def brokers(unfenced: Iterable[int], fenced: Iterable[int] = ()) -> FrozenMap[in
     return FrozenMap(regs)
 
 
-def topic_partitions(topic: TopicInfo, assignments: Iterable[tuple[int, ...]]) -> FrozenMap[TopicPartition, PartitionRegistration]:
+def topic_partitions(topic: TopicInfo, assignments: Iterable[tuple[int, ...]]) -> PersistentMap[TopicPartition, PartitionRegistration]:
     """Partitions as created with all replicas active: ISR = replicas, leader = replicas[0], dirs per broker."""
-    return FrozenMap({
+    return PersistentMap({
         (topic.topic_id, pid): PartitionRegistration(
             replicas=replicas,
             directories=tuple(broker_dir(r) for r in replicas),

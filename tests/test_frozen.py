@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 from hypothesis import given, strategies as st
 
-from kraftspec.reference.frozen import FrozenMap, assemble, assembler, dict_init, evolve
+from kraftspec.reference.frozen import FrozenMap, PersistentMap, assemble, assembler, dict_init, evolve, persistent
+from kraftspec.traces.values import to_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,3 +91,14 @@ def test_dict_init_refuses_post_init_and_factories() -> None:
     for cls in (Normalised, Factory):
         with pytest.raises(TypeError):
             dict_init(cls)
+
+
+@given(st.dictionaries(st.tuples(st.text(max_size=3), st.integers(0, 5)), st.integers(), max_size=40))
+def test_persistent_map_derives_without_touching_its_source(entries: dict[tuple[str, int], int]) -> None:
+    """``persistent`` keeps a PersistentMap as it is and copies anything else; ``set`` leaves the source as it was,
+    and the JSON form lists keys sorted whatever order the trie iterates in."""
+    source = persistent(entries)
+    assert type(source) is PersistentMap and dict(source) == entries and persistent(source) is source
+    changed = source.set(("new", 9), 1)
+    assert dict(source) == entries and dict(changed) == {**entries, ("new", 9): 1}
+    assert list(to_json(source)) == [str(key) for key in sorted(entries)]

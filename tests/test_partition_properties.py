@@ -13,6 +13,7 @@ from kraftspec.models.partition_strategies import (
 )
 from kraftspec.reference.alter_partition import alter_partition
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import PersistentMap
 from kraftspec.reference.partition import TopicInfo, build_partition_change, merge
 from kraftspec.reference.partition_rules import Election
 from kraftspec.reference.records import NO_LEADER, NO_LEADER_CHANGE
@@ -49,7 +50,7 @@ def test_removing_a_broker_keeps_the_partition_invariants(data, brokers, level, 
 def test_alter_partition_is_a_conditional_update(data, partition, brokers, level) -> None:
     """§2.10: only the leader at both current epochs changes the partition, and the ISR keeps the leader."""
     request = data.draw(alter_partition_requests(T, partition))
-    before = {(T, 0): partition}
+    before = PersistentMap({(T, 0): partition})
     after, response, records = alter_partition(brokers, {T: TopicInfo("t", T)}, before, request,
                                                 metadata_version=level, elr_enabled=False)
     (sent,) = request.topics[0].partitions

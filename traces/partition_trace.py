@@ -23,7 +23,7 @@ from kraftspec.reference import partition_leader
 from kraftspec.reference.alter_partition import AlterPartitionPartitionResult, AlterPartitionRequest
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.elect_leaders import ElectLeadersRequest
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, PersistentMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition
 from kraftspec.reference.records import MetadataRecord, PartitionRecord
@@ -43,7 +43,7 @@ class PartitionControl:
     elr_enabled: bool
     brokers: FrozenMap[int, BrokerRegistration]
     topics: FrozenMap[str, TopicInfo]
-    partitions: FrozenMap[TopicPartition, PartitionRegistration]
+    partitions: PersistentMap[TopicPartition, PartitionRegistration]
     leaders: FrozenMap[LeaderKey, partition_leader.PartitionLeaderState]
     next_offset: int = 0
 
@@ -194,7 +194,7 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> Pa
             now_ms=given["now"] or 0,
             replica_lag_time_max_ms=partition_leader.REPLICA_LAG_TIME_MAX_MS if lag is None else lag)
     return PartitionControl(values["metadata_version"], bool(values["elr_enabled"]), FrozenMap(brokers),
-                            FrozenMap(topics), FrozenMap(partitions), FrozenMap(leaders), values["next_offset"] or 0)
+                            FrozenMap(topics), PersistentMap(partitions), FrozenMap(leaders), values["next_offset"] or 0)
 
 
 cached_explicit_state = ExplicitStates(explicit_state)

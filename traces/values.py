@@ -16,6 +16,7 @@ import typing
 from typing import Any, Callable, Iterable, Optional, Union
 
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import PersistentMap
 
 
 class TraceError(ValueError):
@@ -163,6 +164,8 @@ def to_json(value: object) -> Any:
         return [to_json(item) for item in value]
     if isinstance(value, dict):
         return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, PersistentMap):  # iterates in hash order: keys sorted, so the JSON is the same in every run
+        return {str(k): to_json(v) for k, v in sorted(value.items())}
     return value
 
 
