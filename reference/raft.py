@@ -421,7 +421,10 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
     fetch_offset = req.fetch_offset
     diverging = raft_log.validate_offset_and_epoch(log, fetch_offset, req.last_fetched_epoch)
     local = node.local_id
-    endpoints = node.voter_endpoints.get(local, ())
+    try:  # a subscript costs less than ``get``; a leader outside the voter set has no endpoints
+        endpoints = node.voter_endpoints[local]
+    except KeyError:
+        endpoints = ()
     if diverging is not None:
         return node, FetchResponse(local, _NONE, _NONE, state.epoch, local, endpoints, state.high_watermark, 0,
                                    diverging, (), req.correlation_id)
@@ -434,7 +437,7 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
     response["leader_epoch"] = leader.epoch
     response["leader_endpoints"] = endpoints
     response["high_watermark"] = leader.high_watermark
-    response["records"] = raft_log.read(log, fetch_offset, config.fetch_max_records)
+    response["records"] = log.entries[fetch_offset:fetch_offset + config.fetch_max_records]  # ``read``, uncommitted
     response["correlation_id"] = req.correlation_id
     node = _new(RaftNode)
     _set_node_dict(node, fields)
@@ -450,15 +453,15 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
         out.append(Send(src, FetchResponse(node.local_id, Errors.INCONSISTENT_CLUSTER_ID,
                                            correlation_id=req.correlation_id)))
         return node
-    if req.topic_partition != METADATA_PARTITION or req.topic_id != METADATA_TOPIC_ID:
+    if ((req.topic_partition is not METADATA_PARTITION and req.topic_partition != METADATA_PARTITION)
+            or req.topic_id != METADATA_TOPIC_ID):  # the identity test spares a tuple comparison
         out.append(Send(src, FetchResponse(node.local_id, Errors.INVALID_REQUEST, correlation_id=req.correlation_id)))
         return node
     if (req.max_wait_ms < 0 or req.fetch_offset < 0 or req.last_fetched_epoch < 0
             or req.last_fetched_epoch > req.current_leader_epoch):
         out.append(Send(src, _fetch_error_response(node, Errors.INVALID_REQUEST, req)))
         return node
-    state = node.state
-    old_hw = state.high_watermark if type(state) is Leader else -1
+    old = node.state  # a Leader if the fetch leaves the node one: answering a fetch changes no role
     node, resp = _try_complete_fetch(node, req, now)
     if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not _NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
@@ -469,9 +472,19 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
         leader = node.state
         node = evolve(node, state=evolve(leader, parked=leader.parked + (ParkedFetch(src, req, now + req.max_wait_ms),)))
     state = node.state
-    if type(state) is Leader and state.parked and state.high_watermark != old_hw:
-        node = _complete_parked(node, now, out, lambda parked: parked.source != src)
+    if type(state) is Leader and state.parked and state.high_watermark != old.high_watermark:
+        node = _complete_parked_except(node, src, now, out)
     return node
+
+
+def _complete_parked_except(node: RaftNode, src: int, now: int, out: Outputs) -> RaftNode:
+    """The HW moved on ``src``'s fetch: complete the fetches parked by the other replicas (§3.7)."""
+    return _complete_parked(node, now, out, lambda parked: parked.source != src)
+
+
+def _expire_parked(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+    """Complete the parked fetches whose maxWaitMs deadline has passed (§3.7)."""
+    return _complete_parked(node, now, out, lambda parked: parked.deadline <= now)
 
 
 def _complete_parked(node: RaftNode, now: int, out: Outputs, which: Callable[[ParkedFetch], bool]) -> RaftNode:
@@ -667,8 +680,8 @@ def _poll(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
     if type(state) is Leader:
         if now >= state.check_quorum_deadline and raft_leader.check_quorum_expired(state, now):
             return _resign(node, now, jitter, out)
-        if state.parked and any(p.deadline <= now for p in state.parked):
-            node = _complete_parked(node, now, out, lambda p: p.deadline <= now)
+        if state.parked:
+            node = _expire_parked(node, now, out)
             state = node.state
         if now >= state.begin_quorum_deadline:
             targets = raft_leader.voters_needing_begin_quorum_epoch(node.state, now, node.config)

@@ -6,8 +6,9 @@ kraft-semantics §3.6 and §3.10 (``LeaderState.java``). Each function returns a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
-from kraftspec.reference import raft_rules
+from kraftspec.reference import raft_rules, raft_state
 from kraftspec.reference.frozen import FrozenMap, dict_setter, evolve
 from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState
 
@@ -20,10 +21,12 @@ _set_leader_dict = dict_setter(Leader)
 _set_replica_dict = dict_setter(ReplicaState)
 
 
-def _with_high_watermark(leader: Leader, voter_states: FrozenMap[int, ReplicaState]) -> int:
+def _with_high_watermark(leader: Leader, voter_states: Mapping[int, ReplicaState]) -> int:
     """The HW after a voter's end offset changed (``maybeUpdateHighWatermark``)."""
-    offsets = tuple([state.end_offset for state in voter_states.values()])
-    return raft_rules.next_high_watermark(leader.high_watermark, offsets, leader.epoch_start_offset)
+    offsets: list[int] = []  # a loop of appends: a comprehension makes a function per call (CPython 3.11)
+    for state in voter_states.values():
+        offsets.append(state.end_offset)
+    return raft_rules.next_high_watermark(leader.high_watermark, tuple(offsets), leader.epoch_start_offset)
 
 
 def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
@@ -40,12 +43,25 @@ def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
     return evolve(leader, voter_states=voter_states, high_watermark=_with_high_watermark(leader, voter_states))
 
 
-def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, now: int) -> ReplicaState:
-    """``ReplicaState.updateFollowerState``: caught-up time first, then fetch time and end offset."""
+def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
+                         config: QuorumConfig) -> Leader:
+    """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71).
+
+    The replica's state is updated as ``ReplicaState.updateFollowerState`` does (caught-up time first, then
+    fetch time and end offset), written out here rather than called: this is the leader's fetch path. The HW
+    is recomputed only when the voter's end offset changed to one past the HW: the HW only grows and is an end
+    offset of a majority, so a voter at or below it cannot move it; the set of fetched voters is built only
+    when check quorum is not reached (it is then emptied).
+    """
+    voters = leader.voter_states
+    voter = voters.get(replica_id)
+    own = voters.get(leader.local_id)
+    leader_end = -1 if own is None else own.end_offset
+    state = voter if voter is not None else leader.observer_states.get(replica_id, _UNKNOWN_REPLICA)
     caught_up = state.last_caught_up_ms
     last_fetch = state.last_fetch_ms
-    if leader_end_offset >= 0:
-        if fetch_offset >= leader_end_offset:
+    if leader_end >= 0:
+        if fetch_offset >= leader_end:
             if now > caught_up:
                 caught_up = now
         elif (state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset
@@ -53,44 +69,28 @@ def _followed(state: ReplicaState, fetch_offset: int, leader_end_offset: int, no
             caught_up = last_fetch
     followed = _new(ReplicaState)
     _set_replica_dict(followed, {"end_offset": fetch_offset, "last_fetch_ms": now if now > last_fetch else last_fetch,
-                                 "last_fetch_leader_end_offset": leader_end_offset, "last_caught_up_ms": caught_up,
+                                 "last_fetch_leader_end_offset": leader_end, "last_caught_up_ms": caught_up,
                                  "acknowledged": True})
-    return followed
-
-
-def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
-                         config: QuorumConfig) -> Leader:
-    """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71).
-
-    The HW is recomputed only when the voter's end offset changed to one past the HW: the HW only grows and
-    is an end offset of a majority, so a voter at or below it cannot move it; the set of fetched voters is
-    built only when check quorum is not reached (it is then emptied).
-    """
-    voters = leader.voter_states
-    voter = voters.get(replica_id)
-    own = voters.get(leader.local_id)
-    leader_end = -1 if own is None else own.end_offset
     fields = {**leader.__dict__}  # a combined dict (a split one would defeat attribute caching)
     if voter is None:
-        observers = leader.observer_states
-        states = {**observers}
-        states[replica_id] = _followed(observers.get(replica_id, _UNKNOWN_REPLICA), fetch_offset, leader_end, now)
+        states = {**leader.observer_states}
+        states[replica_id] = followed
         fields["observer_states"] = FrozenMap(states)
         new = _new(Leader)
         _set_leader_dict(new, fields)
         return new
     states = {**voters}
-    states[replica_id] = _followed(voter, fetch_offset, leader_end, now)
-    fields["voter_states"] = voter_states = FrozenMap(states)
+    states[replica_id] = followed
+    fields["voter_states"] = FrozenMap(states)
     fetched = leader.fetched_voters
     new_fetcher = replica_id not in fetched
     if raft_rules.check_quorum_reached(len(states), len(fetched) + new_fetcher, own is not None):
         fields["fetched_voters"] = _NO_VOTERS
-        fields["check_quorum_deadline"] = now + config.check_quorum_timeout_ms
+        fields["check_quorum_deadline"] = now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
     elif new_fetcher:
         fields["fetched_voters"] = fetched | {replica_id}
     if fetch_offset > leader.high_watermark and fetch_offset != voter.end_offset:
-        fields["high_watermark"] = _with_high_watermark(leader, voter_states)
+        fields["high_watermark"] = _with_high_watermark(leader, states)
     new = _new(Leader)
     _set_leader_dict(new, fields)
     return new

@@ -118,8 +118,3 @@ def truncate_to_end_offset(log: RaftLog, diverging_epoch: int, diverging_end_off
     offset = raft_rules.truncation_offset(diverging_epoch, diverging_end_offset, local_epoch, local_end,
                                           log.end_offset)
     return truncate_to(log, offset), offset
-
-
-def read(log: RaftLog, fetch_offset: int, max_records: int) -> tuple[LogEntry, ...]:
-    """``read(fetchOffset, UNCOMMITTED)``: up to ``max_records`` entries from the fetch offset."""
-    return log.entries[fetch_offset:fetch_offset + max_records]

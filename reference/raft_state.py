@@ -35,14 +35,19 @@ class QuorumConfig:
 
     @property
     def check_quorum_timeout_ms(self) -> int:
-        """``CHECK_QUORUM_TIMEOUT_FACTOR`` 1.5 × fetch timeout (3000 ms by default), in integers: Kafka's
-        ``(int)`` of the product for any non-negative timeout, without a float."""
-        return self.fetch_timeout_ms * 3 // 2
+        """``CHECK_QUORUM_TIMEOUT_FACTOR`` 1.5 × fetch timeout, 3000 ms by default (:func:`check_quorum_timeout`)."""
+        return check_quorum_timeout(self.fetch_timeout_ms)
 
     @property
     def begin_quorum_epoch_timeout_ms(self) -> int:
         """BeginQuorumEpoch resend period: fetch timeout / 2."""
         return self.fetch_timeout_ms // 2
+
+
+def check_quorum_timeout(fetch_timeout_ms: int) -> int:
+    """``CHECK_QUORUM_TIMEOUT_FACTOR`` 1.5 × the fetch timeout in integers: Kafka's ``(int)`` of the product for any
+    non-negative timeout, without a float. A function, so that the leader's fetch path calls it without a property."""
+    return fetch_timeout_ms * 3 // 2
 
 
 def election_deadline(config: QuorumConfig, now: int, jitter: int, is_voter: bool = True) -> int:
