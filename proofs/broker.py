@@ -81,9 +81,10 @@ def heartbeat_transition(fenced: bool, controlled_shutdown_offset: int, want_fen
 
 
 def reserved_directory(most_significant: int, least_significant: int) -> bool:
-    """Directory ids with a zero high half and a low half below 100 are reserved (§1.3 check 4).
+    """Directory ids with a zero high half and a low half below 100, compared as signed longs, are reserved (§1.3 check 4).
 
-    post: __return__ == (most_significant == 0 and 0 <= least_significant < 100)
+    pre: -2**63 <= most_significant < 2**63 and -2**63 <= least_significant < 2**63
+    post: __return__ == (most_significant == 0 and least_significant < 100)
     """
     return broker_rules.is_reserved_directory(most_significant, least_significant)
 

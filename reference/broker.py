@@ -648,12 +648,15 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
 
 def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
                         now: int) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
-    """``processExpiredBrokerHeartbeat``: a heartbeat that waited past its deadline only touches the soft state (§1.5 step 10)."""
+    """``processExpiredBrokerHeartbeat``: a heartbeat that waited past its deadline only touches the soft state (§1.5 step 10).
+
+    Kafka checks the broker epoch first (``checkBrokerEpoch``): an unregistered broker or a stale epoch touches nothing.
+    """
     if not state.active:
         return state, Output(BrokerHeartbeatResponse(Errors.NOT_CONTROLLER))
     state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
     registration = state.brokers.get(request.broker_id)
-    if registration is not None and request.broker_id in state.heartbeats:
+    if registration is not None and registration.epoch == request.broker_epoch and request.broker_id in state.heartbeats:
         state = touch(state, request.broker_id, registration.fenced, request.current_metadata_offset)
     return state, Output(BrokerHeartbeatResponse(Errors.REQUEST_TIMED_OUT))
 

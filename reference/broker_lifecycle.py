@@ -67,6 +67,7 @@ class BrokerLifecycle:
     next_send_at: Optional[int] = None
     in_flight: bool = False
     shutdown_heartbeats: int = 0
+    retrigger: bool = False  # a communication fell due while the RPC was in flight: the next one goes out at once
 
     @property
     def broker_id(self) -> int:
@@ -101,10 +102,18 @@ def poll(lifecycle: BrokerLifecycle, now: int) -> tuple[BrokerLifecycle, Optiona
         want_shut_down=lifecycle.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN)
 
 
+def _after_success(lifecycle: BrokerLifecycle, now: int) -> BrokerLifecycle:
+    """``scheduleNextCommunication`` after a successful response: a communication that fell due while the RPC was
+    in flight (:func:`begin_controlled_shutdown`) makes the next one immediate (§1.9); an error drops it."""
+    if not lifecycle.retrigger:
+        return lifecycle
+    return replace(lifecycle, retrigger=False, next_send_at=None if lifecycle.next_send_at is None else now)
+
+
 def on_registration_response(lifecycle: BrokerLifecycle, response: BrokerRegistrationResponse,
                              now: int) -> BrokerLifecycle:
     """Success stores the epoch and heartbeats at once; any error retries after the heartbeat interval."""
-    done = replace(lifecycle, in_flight=False)
+    done = replace(lifecycle, in_flight=False, retrigger=False)
     if response.error is not Errors.NONE:
         return replace(done, next_send_at=now + lifecycle.config.heartbeat_interval)
     return replace(done, registered=True, broker_epoch=response.broker_epoch, next_send_at=now)
@@ -116,32 +125,39 @@ def on_heartbeat_response(lifecycle: BrokerLifecycle, response: BrokerHeartbeatR
 
     The broker never re-registers on STALE_BROKER_EPOCH.
     """
-    done = replace(lifecycle, in_flight=False)
     interval = lifecycle.config.heartbeat_interval
     if response.error is not Errors.NONE:
-        return replace(done, next_send_at=now + interval)
+        return replace(lifecycle, in_flight=False, retrigger=False, next_send_at=now + interval)
+    return _after_success(_heartbeat_reaction(replace(lifecycle, in_flight=False), response, now), now)
+
+
+def _heartbeat_reaction(lifecycle: BrokerLifecycle, response: BrokerHeartbeatResponse, now: int) -> BrokerLifecycle:
+    """The state change and next heartbeat time of a successful heartbeat response, per state (§1.9)."""
+    interval = lifecycle.config.heartbeat_interval
     state = lifecycle.state
     if state is BrokerState.STARTING:
         if response.is_caught_up:
-            return replace(done, state=BrokerState.RECOVERY, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
-        return replace(done, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
+            return replace(lifecycle, state=BrokerState.RECOVERY, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
+        return replace(lifecycle, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
     if state is BrokerState.RECOVERY:
         if not response.is_fenced:
-            return replace(done, state=BrokerState.RUNNING, next_send_at=now + interval)
-        return replace(done, next_send_at=now + interval)
+            return replace(lifecycle, state=BrokerState.RUNNING, next_send_at=now + interval)
+        return replace(lifecycle, next_send_at=now + interval)
     if state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
         if response.should_shut_down:
-            return replace(done, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
+            return replace(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
         delay = lifecycle.config.first_shutdown_heartbeat_delay if lifecycle.shutdown_heartbeats == 0 else interval
-        return replace(done, shutdown_heartbeats=lifecycle.shutdown_heartbeats + 1, next_send_at=now + delay)
+        return replace(lifecycle, shutdown_heartbeats=lifecycle.shutdown_heartbeats + 1, next_send_at=now + delay)
     if state is BrokerState.SHUTTING_DOWN:
-        return done
-    return replace(done, next_send_at=now + interval)
+        return lifecycle
+    return replace(lifecycle, next_send_at=now + interval)
 
 
 def begin_controlled_shutdown(lifecycle: BrokerLifecycle, now: int) -> BrokerLifecycle:
     """``beginControlledShutdown``: RUNNING -> PENDING_CONTROLLED_SHUTDOWN with a heartbeat now; PENDING stays; else shut down."""
     if lifecycle.state is BrokerState.RUNNING:
+        if lifecycle.in_flight:  # the heartbeat it asks for falls due with one in flight: sent after the response
+            return replace(lifecycle, state=BrokerState.PENDING_CONTROLLED_SHUTDOWN, next_send_at=None, retrigger=True)
         return replace(lifecycle, state=BrokerState.PENDING_CONTROLLED_SHUTDOWN, next_send_at=now)
     if lifecycle.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
         return lifecycle

@@ -102,5 +102,8 @@ def next_control_state(current: BrokerControlState, want_fence: bool, want_shut_
 
 
 def is_reserved_directory(most_significant: int, least_significant: int) -> bool:
-    """Reserved directory ids: most-significant 64 bits zero and least-significant below 100 (§1.3 check 4)."""
-    return most_significant == 0 and 0 <= least_significant < 100
+    """Reserved directory ids: most-significant 64 bits zero and least-significant below 100 (§1.3 check 4).
+
+    The halves are signed, as Java's ``long``s: ``DirectoryId.reserved`` compares signed, so a negative low half is reserved too.
+    """
+    return most_significant == 0 and least_significant < 100

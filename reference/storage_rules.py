@@ -52,5 +52,9 @@ def uuid_from_string(text: str) -> tuple[int, int]:
 
 
 def is_reserved_directory_id(most: int, least: int) -> bool:
-    """``DirectoryId.reserved``: the first 100 UUIDs (most significant half 0) are reserved."""
-    return most == 0 and 0 <= least < RESERVED_DIRECTORY_ID_LIMIT
+    """``DirectoryId.reserved``: the first 100 UUIDs (most significant half 0) are reserved.
+
+    The halves are unsigned, as :func:`uuid_from_string` gives them; Java compares the low half as a signed ``long``,
+    so one of 2**63 or more (negative in Java) is reserved too.
+    """
+    return most == 0 and (least < RESERVED_DIRECTORY_ID_LIMIT or least >= 1 << 63)

@@ -176,6 +176,7 @@ def test_scenario_17_directory_checks() -> None:
     cases = [((), "No directories specified in request"),
              (("Mj3CW3OSRi29cFeNJlXuAQ",), "Broker 0 is already registered with directory Mj3CW3OSRi29cFeNJlXuAQ"),
              (("AAAAAAAAAAAAAAAAAAAAAQ",), "Reserved directory ID in request"),
+             (("AAAAAAAAAAD__________w",), "Reserved directory ID in request"),  # low half -1: signed, so below 100
              (("aaaaaaaaaaaaaaaaaaaaaQ", "aaaaaaaaaaaaaaaaaaaaaQ"), "Duplicate directory ID in request")]
     for log_dirs, message in cases:
         _, out = broker.register_broker(state, registration(1, state, log_dirs=log_dirs), 0)
@@ -442,3 +443,38 @@ def test_unauthorized_requests_fail_before_any_other_check() -> None:
     assert out.response.error is Errors.CLUSTER_AUTHORIZATION_FAILED
     after, out = broker.unregister_broker(state, 1, authorized=False)
     assert out.response.error is Errors.CLUSTER_AUTHORIZATION_FAILED and after is state
+
+
+def test_expired_heartbeat_touches_the_soft_state_only_at_the_current_epoch() -> None:
+    """§1.5 step 10 (``processExpiredBrokerHeartbeat``): the epoch is checked first, so a timed-out heartbeat with a
+    stale epoch leaves the soft state as it was; at the current epoch it records the reported offset."""
+    state = brokers_up(new_cluster(), [1, 2])
+    before = state.heartbeats[1]
+    stale, out = broker.heartbeat_timed_out(state, BrokerHeartbeatRequest(1, 999, 5, False, False), 10)
+    assert out.response.error is Errors.REQUEST_TIMED_OUT and stale.heartbeats[1] == before
+    current, out = broker.heartbeat_timed_out(state, BrokerHeartbeatRequest(1, 101, 5, False, False), 10)
+    assert out.response.error is Errors.REQUEST_TIMED_OUT and current.heartbeats[1].metadata_offset == 5
+
+
+def _running_with_heartbeat_in_flight(now: int) -> lc.BrokerLifecycle:
+    process, _ = lc.poll(_broker_process(), 0)
+    process = lc.on_registration_response(process, BrokerRegistrationResponse(Errors.NONE, broker_epoch=1000), 0)
+    process, _ = lc.poll(process, 0)
+    process = lc.on_heartbeat_response(process, BrokerHeartbeatResponse(Errors.NONE, is_caught_up=True), 0)
+    process, _ = lc.poll(process, 10)
+    process = lc.on_heartbeat_response(process, BrokerHeartbeatResponse(Errors.NONE, True, is_fenced=False), 10)
+    process, request = lc.poll(process, now)
+    assert process.state is BrokerState.RUNNING and process.in_flight and isinstance(request, BrokerHeartbeatRequest)
+    return process
+
+
+def test_a_communication_due_while_one_is_in_flight_goes_out_right_after_the_response() -> None:
+    """§1.9: one RPC in flight; the heartbeat controlled shutdown asks for while one is in flight is sent as soon as
+    the response is in (not after the usual delay), and an error response drops it (retry after the interval)."""
+    process = lc.begin_controlled_shutdown(_running_with_heartbeat_in_flight(2010), 2012)
+    assert lc.poll(process, 2012)[1] is None  # still in flight
+    answered = lc.on_heartbeat_response(process, BrokerHeartbeatResponse(Errors.NONE, True, False, True, False), 2013)
+    answered, request = lc.poll(answered, 2013)
+    assert isinstance(request, BrokerHeartbeatRequest) and request.want_shut_down
+    failed = lc.on_heartbeat_response(process, BrokerHeartbeatResponse(Errors.NOT_CONTROLLER), 2013)
+    assert failed.next_send_at == 2013 + 2000 and not failed.retrigger

@@ -183,3 +183,15 @@ def test_breaking_the_synthetic_log(tmp_path: Path, name: str, step: str, record
         assert report.violations == [] or all(v.offset > at[where] for v in report.violations), report.violations[:3]
     else:
         assert (rule, at[where]) in found, report.violations[:5]
+
+
+def test_a_same_incarnation_re_registration_at_a_new_epoch_audits_clean(tmp_path: Path) -> None:
+    """§1.3: controllers before the amendment (3.7's ``registerBroker``) gave a re-registering incarnation a new
+    epoch and registered it fenced, as a new incarnation; a log does not say which controller wrote it, so both
+    forms audit clean, and an epoch that goes back is still reported."""
+    _, at = build(tmp_path / "plain")
+    data, _ = build(tmp_path / "new-epoch", {"reregister4": register(4, at["reregister4"], INCARNATION[4], (DIR_A,))})
+    assert audit_paths([data]).directories[0].violations == []
+    data, at = build(tmp_path / "back", {"reregister4": register(4, 1, INCARNATION[4], (DIR_A,))})
+    found = {(v.rule, v.offset) for v in audit_paths([data]).directories[0].violations}
+    assert ("broker_epoch_increases", at["reregister4"]) in found

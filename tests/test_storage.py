@@ -97,6 +97,8 @@ def test_uuid_rules() -> None:
     assert sr.uuid_from_string("AAAAAAAAAAAAAAAAAAAAAQ") == (0, 1)
     assert sr.uuid_from_string("AAAAAAAAAAAAAAAAAAAAAQ==") == (0, 1)
     assert sr.is_reserved_directory_id(0, 99) and not sr.is_reserved_directory_id(0, 100)
+    negative = sr.uuid_from_string("AAAAAAAAAAD__________w")  # low half -1 as a Java long: reserved
+    assert negative == (0, 2**64 - 1) and sr.is_reserved_directory_id(*negative)
     with pytest.raises(ValueError, match="too long"):
         sr.uuid_from_string("A" * 25)
     assert sr.parse_java_int("+5") == 5 and sr.parse_java_int("-1") == -1

@@ -92,13 +92,14 @@ def _broker_epoch(rec: Any) -> int:
 @rule(0)
 def broker_epoch_increases(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
     """kraft-semantics §1.3: a new incarnation gets a new epoch (the next write offset), larger than any earlier
-    epoch of the broker id; re-registering the same incarnation keeps the epoch."""
+    epoch of the broker id; re-registering the same incarnation keeps the epoch (an amendment), or, as controllers
+    before the amendment did (3.7's ``registerBroker``; a log does not say which wrote it), gets a new, larger one."""
     previous = history.broker_epochs.get(rec.broker_id)
     if previous is None:
         return None
     epoch, incarnation = previous
     if rec.incarnation_id == incarnation:
-        if rec.broker_epoch != epoch:
+        if rec.broker_epoch < epoch:
             return f"broker {rec.broker_id} re-registered incarnation {incarnation} with epoch {rec.broker_epoch}, was {epoch}"
         return None
     if rec.broker_epoch <= epoch:
@@ -118,9 +119,10 @@ def broker_epoch_not_after_record(image: Image, history: History, rec: Any, offs
 @rule(0)
 def new_registration_fenced(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
     """kraft-semantics §1.3: a new incarnation is registered fenced and not in controlled shutdown; re-registering
-    the same incarnation copies both flags from the current registration."""
+    the same incarnation at its epoch (an amendment) copies both flags from the current registration, and at a new
+    epoch (controllers before the amendment) is a registration like a new incarnation's."""
     current = image.brokers.get(rec.broker_id)
-    if current is not None and current.incarnation_id == rec.incarnation_id:
+    if current is not None and current.incarnation_id == rec.incarnation_id and current.epoch == rec.broker_epoch:
         if (rec.fenced, rec.in_controlled_shutdown) != (current.fenced, current.in_controlled_shutdown):
             return (f"broker {rec.broker_id} re-registration changed fenced/ICS from "
                     f"{current.fenced}/{current.in_controlled_shutdown} to {rec.fenced}/{rec.in_controlled_shutdown}")
