@@ -132,7 +132,7 @@ def validate_alter_partition_data(
         requester, data.leader_epoch, data.partition_epoch, leader, partition.leader_epoch, partition.partition_epoch
     )
     if epoch_error != _NONE:
-        return Errors(epoch_error)
+        return epoch_error
     if not is_valid_isr(new_isr, partition.replicas):
         return Errors.INVALID_REQUEST
     if leader not in new_isr:
