@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 
+from kraftspec.reference import broker_rules
+
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-RESERVED_DIRECTORY_ID_LIMIT = 100
 
 
 def parse_java_int(text: str) -> int:
@@ -52,9 +53,11 @@ def uuid_from_string(text: str) -> tuple[int, int]:
 
 
 def is_reserved_directory_id(most: int, least: int) -> bool:
-    """``DirectoryId.reserved``: the first 100 UUIDs (most significant half 0) are reserved.
+    """``DirectoryId.reserved`` on the unsigned halves :func:`uuid_from_string` gives: the registration's rule
+    (``broker_rules.is_reserved_directory``, §1.3 check 4) on the halves as Java's signed ``long``s."""
+    return broker_rules.is_reserved_directory(_as_long(most), _as_long(least))
 
-    The halves are unsigned, as :func:`uuid_from_string` gives them; Java compares the low half as a signed ``long``,
-    so one of 2**63 or more (negative in Java) is reserved too.
-    """
-    return most == 0 and (least < RESERVED_DIRECTORY_ID_LIMIT or least >= 1 << 63)
+
+def _as_long(half: int) -> int:
+    """An unsigned 64-bit half as Java's signed ``long``."""
+    return half - (1 << 64) if half >= 1 << 63 else half
