@@ -13,7 +13,7 @@ from typing import Mapping
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import PersistentMap, assembler, dict_init, persistent
+from kraftspec.reference.frozen import PersistentMap, builder, persistent, slotted
 from kraftspec.reference.partition import (
     PartitionRegistration,
     TopicInfo,
@@ -40,7 +40,7 @@ _broker_id = itemgetter(0)  # an IsrMember's broker id
 _NONE, _ONLINE, _UNCLEAN = Errors.NONE, Election.ONLINE, Election.UNCLEAN
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class AlterPartitionPartition:
     """``AlterPartitionRequest.PartitionData``: the leader's proposal, conditional on both epochs."""
@@ -52,7 +52,7 @@ class AlterPartitionPartition:
     leader_recovery_state: int = RECOVERED
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class AlterPartitionTopic:
     """``AlterPartitionRequest.TopicData`` (by topic id from v2)."""
@@ -61,7 +61,7 @@ class AlterPartitionTopic:
     partitions: tuple[AlterPartitionPartition, ...]
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class AlterPartitionRequest:
     """``AlterPartitionRequest``: from broker ``broker_id`` at ``broker_epoch``; ``version`` 2 or 3."""
@@ -72,7 +72,7 @@ class AlterPartitionRequest:
     version: int = 3
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class AlterPartitionPartitionResult:
     """A partition's answer: on NONE the partition's state after the change; otherwise only the error."""
@@ -86,7 +86,7 @@ class AlterPartitionPartitionResult:
     partition_epoch: int = 0
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class AlterPartitionTopicResult:
     """A topic's answers, in request order."""
@@ -95,7 +95,7 @@ class AlterPartitionTopicResult:
     partitions: tuple[AlterPartitionPartitionResult, ...]
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class AlterPartitionResponse:
     """``AlterPartitionResponse``: a top-level error (STALE_BROKER_EPOCH) or per-partition results."""
@@ -104,9 +104,9 @@ class AlterPartitionResponse:
     topics: tuple[AlterPartitionTopicResult, ...] = ()
 
 
-_partition_result = assembler(AlterPartitionPartitionResult)
-_topic_result = assembler(AlterPartitionTopicResult)
-_response = assembler(AlterPartitionResponse)
+_partition_result = builder(AlterPartitionPartitionResult)
+_topic_result = builder(AlterPartitionTopicResult)
+_response = builder(AlterPartitionResponse)
 
 
 def validate_alter_partition_data(
@@ -213,17 +213,10 @@ def alter_partition(
                 if record.leader != requester and record.leader != NO_LEADER_CHANGE:
                     results.append(AlterPartitionPartitionResult(index, Errors.NEW_LEADER_ELECTED))
                     continue
-            results.append(_partition_result({
-                "partition_index": index,
-                "error_code": _NONE,
-                "leader_id": partition.leader,
-                "leader_epoch": partition.leader_epoch,
-                "isr": partition.isr,
-                "leader_recovery_state": partition.leader_recovery_state,
-                "partition_epoch": partition.partition_epoch,
-            }))
-        topic_results.append(_topic_result({"topic_id": topic_data.topic_id, "partitions": tuple(results)}))
-    response = _response({"error_code": _NONE, "topics": tuple(topic_results)})
+            results.append(_partition_result(index, _NONE, partition.leader, partition.leader_epoch, partition.isr,
+                                             partition.leader_recovery_state, partition.partition_epoch))
+        topic_results.append(_topic_result(topic_data.topic_id, tuple(results)))
+    response = _response(_NONE, tuple(topic_results))
     if len(merged) == len(records):
         new_partitions = persistent(partitions)
         for key, partition in merged.items():  # ``set`` per change: cheaper than ``update`` for the usual one

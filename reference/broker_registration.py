@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from kraftspec.reference.frozen import dict_init, evolve
+from kraftspec.reference.frozen import evolve, slotted
 from kraftspec.reference.records import (
     FENCE,
     NO_FENCING_CHANGE,
@@ -27,7 +27,7 @@ class ReplayError(ValueError):
     """A record that Kafka's replay would reject (fatal on a controller): the message says which rule."""
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class BrokerRegistration:
     """``BrokerRegistration``: one broker's registration as the log defines it (§1.2)."""

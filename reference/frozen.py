@@ -23,10 +23,15 @@ def evolve(instance: T, **changes: Any) -> T:
     The result equals ``replace(instance, **changes)``; the constructor is not re-run, so callers
     name only declared fields (``tests/test_frozen.py`` checks equality with ``replace``).
     """
+    try:
+        values = instance.__dict__
+    except AttributeError:  # a :func:`slotted` class
+        evolved: T = _evolvers[type(instance)](instance, **changes)
+        return evolved
     new = _new(type(instance))
     # A literal merge, not ``__dict__.copy()``: a copy keeps CPython's key-sharing layout, and attribute
     # reads on both objects then take the slow path (about 2x per read, measured on 3.11).
-    _set(new, "__dict__", {**instance.__dict__, **changes})  # type: ignore[attr-defined]
+    _set(new, "__dict__", {**values, **changes})
     return new
 
 
@@ -47,6 +52,8 @@ _dict_setters: dict[type, Callable[[Any, dict[str, Any]], None]] = {}
 def assemble(cls: type[T], fields: dict[str, Any]) -> T:
     """An instance of the frozen dataclass ``cls`` (no ``__post_init__``) from ``fields``, which must name
     every declared field; ``fields`` becomes the instance's own dict, so the caller must not keep it."""
+    if cls in _slotted_fields:
+        return builder(cls)(**fields)
     new = _new(cls)
     try:
         setter = _dict_setters[cls]
@@ -59,6 +66,9 @@ def assemble(cls: type[T], fields: dict[str, Any]) -> T:
 def assembler(cls: type[T]) -> Callable[[dict[str, Any]], T]:
     """:func:`assemble` bound to ``cls`` (the same instances, without the per-call look-up of its dict setter),
     for the constructions on hot paths, e.g. ``_registration = assembler(PartitionRegistration)``."""
+    if cls in _slotted_fields:
+        build_slotted = builder(cls)
+        return lambda fields: build_slotted(**fields)
     set_dict = dict_setter(cls)
 
     def build(fields: dict[str, Any]) -> T:
@@ -91,6 +101,110 @@ def dict_init(cls: type[T]) -> type[T]:
     cls.__init__ = init  # type: ignore[misc]
     return cls
 
+
+
+_slotted_fields: dict[type, tuple[str, ...]] = {}
+_builders: dict[type, Callable[..., Any]] = {}
+_evolvers: dict[type, Callable[..., Any]] = {}
+_UNCHANGED = object()
+
+
+def _refuse_assignment(self: Any, name: str, value: Any = None) -> NoReturn:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _rebuild(cls: type[T], values: tuple[Any, ...]) -> T:
+    """An instance of the :func:`slotted` class ``cls`` from its field values in declared order (pickling, copies)."""
+    built: T = builder(cls)(*values)
+    return built
+
+
+def _reduce(self: Any) -> tuple[Any, ...]:
+    cls = type(self)
+    return (_rebuild, (cls, tuple([getattr(self, name) for name in _slotted_fields[cls]])))
+
+
+def slotted(cls: type[T]) -> type[T]:
+    """Class decorator, applied above ``@dataclass(frozen=True)``: the same frozen dataclass (fields, defaults,
+    ``__init__``, equality, hash, repr, pickling) with its fields in slots of a mutable base class, so that
+    :func:`builder` sets them with plain attribute stores and then gives the instance its frozen class. On CPython
+    3.11 that builds an instance in about half the time of :func:`assemble`, and reads its fields about a third faster.
+    Only a class whose bases hold no dataclass fields; instances have no ``__dict__``."""
+    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    if any(dataclasses.is_dataclass(base) for base in cls.__mro__[1:]):
+        raise TypeError(f"{cls.__name__}: slotted needs a dataclass without dataclass bases")
+    base = type(f"{cls.__name__}Fields", cls.__bases__, {"__slots__": names, "__module__": cls.__module__})
+    namespace = {k: v for k, v in cls.__dict__.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    namespace.update(__slots__=(), __setattr__=_refuse_assignment, __delattr__=_refuse_assignment, __reduce__=_reduce)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    if all(f.default_factory is dataclasses.MISSING and f.init for f in fields):
+        namespace.update(__new__=_constructor(cls, base, fields), __init__=object.__init__)
+    new: type[T] = type(cls)(cls.__name__, (base,), namespace)
+    new.__qualname__ = cls.__qualname__
+    _slotted_fields[new] = names
+    _evolvers[new] = _evolver(new, base, names)
+    return new
+
+
+def _evolver(cls: type, base: type, names: tuple[str, ...]) -> Callable[..., Any]:
+    """:func:`evolve` for the :func:`slotted` class ``cls``: each field named is replaced, the others copied."""
+    namespace: dict[str, Any] = {"_new": _new, "_base": base, "_cls": cls, "_UNCHANGED": _UNCHANGED}
+    parameters = ", ".join(f"{name}=_UNCHANGED" for name in names)
+    stores = "".join(f"    new.{name} = instance.{name} if {name} is _UNCHANGED else {name}\n" for name in names)
+    exec(f"def evolve(instance, *, {parameters}):\n    new = _new(_base)\n{stores}    new.__class__ = _cls\n    return new\n",
+         namespace)  # generated, as dataclasses generates __init__
+    evolve_slotted: Callable[..., Any] = namespace["evolve"]
+    evolve_slotted.__qualname__ = f"evolve({cls.__qualname__})"
+    return evolve_slotted
+
+
+def _constructor(cls: type, base: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., Any]:
+    """The ``__new__`` of a :func:`slotted` class: the dataclass ``__init__``'s signature and defaults, the fields
+    set as :func:`builder` sets them, then ``__post_init__`` if the class has one (``__init__`` is ``object``'s)."""
+    namespace: dict[str, Any] = {"_new": _new, "_base": base}
+    positional, keyword = [], []
+    for f in fields:
+        if f.default is not dataclasses.MISSING:
+            namespace[f"_default_{f.name}"] = f.default
+        (keyword if f.kw_only else positional).append(f.name if f.default is dataclasses.MISSING else f"{f.name}=_default_{f.name}")
+    parameters = ", ".join(["cls", *positional, *(["*", *keyword] if keyword else [])])
+    stores = "".join(f"    new.{f.name} = {f.name}\n" for f in fields)
+    post_init = "    new.__post_init__()\n" if hasattr(cls, "__post_init__") else ""
+    exec(f"def __new__({parameters}):\n    new = _new(_base)\n{stores}    new.__class__ = cls\n{post_init}    return new\n",
+         namespace)  # generated, as dataclasses generates __init__
+    constructor: Callable[..., Any] = namespace["__new__"]
+    constructor.__qualname__ = f"{cls.__qualname__}.__new__"
+    return constructor
+
+
+def field_values(instance: Any) -> dict[str, Any]:
+    """The fields of a frozen dataclass instance by name, in declared order: its ``__dict__`` itself (not to be
+    changed), or for a :func:`slotted` class a new dict."""
+    try:
+        values: dict[str, Any] = instance.__dict__
+        return values
+    except AttributeError:
+        names = _slotted_fields.get(type(instance))
+        if names is None:
+            raise
+        return {name: getattr(instance, name) for name in names}
+
+def builder(cls: type[T]) -> Callable[..., T]:
+    """The positional constructor of the :func:`slotted` class ``cls``: every field in declared order, no defaults and
+    no ``__post_init__`` (the caller passes final values), e.g. ``_registration = builder(PartitionRegistration)``."""
+    try:
+        return _builders[cls]
+    except KeyError:
+        pass
+    names = _slotted_fields[cls]
+    namespace: dict[str, Any] = {"_new": _new, "_base": cls.__bases__[0], "_cls": cls}
+    stores = "".join(f"    new.{name} = {name}\n" for name in names)
+    exec(f"def build({', '.join(names)}):\n    new = _new(_base)\n{stores}    new.__class__ = _cls\n    return new\n",
+         namespace)  # generated, as dataclasses generates __init__
+    build: Callable[..., T] = namespace["build"]
+    build.__qualname__ = f"builder({cls.__qualname__})"
+    _builders[cls] = build
+    return build
 
 class FrozenMap(dict[K, V]):
     """A ``dict`` that refuses mutation and hashes by content; derive new maps with :meth:`set`/:meth:`remove`."""

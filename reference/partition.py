@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Container, Iterable, Mapping, Optional
 
 from kraftspec.reference.broker_registration import BrokerRegistration
-from kraftspec.reference.frozen import PersistentMap, assembler, persistent
+from kraftspec.reference.frozen import PersistentMap, builder, persistent, slotted
 from kraftspec.reference.metadata_version import is_directory_assignment_supported, partition_change_record_version
 from kraftspec.reference.partition_rules import (
     MIGRATING_DIR,
@@ -36,6 +36,7 @@ TopicPartition = tuple[str, int]
 """A partition's key: ``(topic_id, partition_id)``."""
 
 
+@slotted
 @dataclass(frozen=True)
 class TopicInfo:
     """What the partition rules need of a topic: its name, id and the two configs they read (§2.3, §2.4)."""
@@ -46,6 +47,7 @@ class TopicInfo:
     min_insync_replicas: int = 1
 
 
+@slotted
 @dataclass(frozen=True, kw_only=True)
 class PartitionRegistration:
     """``PartitionRegistration`` (§2.1). Empty ``directories`` are normalised to MIGRATING per replica (§2.2)."""
@@ -84,8 +86,8 @@ class PartitionRegistration:
         )
 
 
-_registration = assembler(PartitionRegistration)
-_change_record = assembler(PartitionChangeRecord)
+_registration = builder(PartitionRegistration)
+_change_record = builder(PartitionChangeRecord)
 
 
 def _normalised_directories(directories: Optional[tuple[str, ...]], replica_count: int) -> tuple[str, ...]:
@@ -102,23 +104,19 @@ def merge(partition: PartitionRegistration, record: PartitionChangeRecord) -> Pa
     directories = partition.directories
     if record.replicas is not None or record.directories is not None:
         directories = _normalised_directories(directories if record.directories is None else record.directories, len(replicas))
-    # Fields read one by one, not by copying ``partition.__dict__``: that would turn the instance values into a
-    # split-table dict, and attribute reads of such instances miss CPython 3.11's specialisation (~10x slower).
-    return _registration({
-        "replicas": replicas,
-        "directories": directories,
-        "isr": partition.isr if record.isr is None else record.isr,
-        "removing_replicas": partition.removing_replicas if record.removing_replicas is None else record.removing_replicas,
-        "adding_replicas": partition.adding_replicas if record.adding_replicas is None else record.adding_replicas,
-        "elr": partition.elr if record.eligible_leader_replicas is None else record.eligible_leader_replicas,
-        "last_known_elr": partition.last_known_elr if record.last_known_elr is None else record.last_known_elr,
-        "leader": partition.leader if record.leader == NO_LEADER_CHANGE else record.leader,
-        "leader_recovery_state": (
-            partition.leader_recovery_state if record.leader_recovery_state == NO_RECOVERY_CHANGE else record.leader_recovery_state
-        ),
-        "leader_epoch": merged_leader_epoch(partition.leader_epoch, record.leader),
-        "partition_epoch": partition.partition_epoch + 1,
-    })
+    return _registration(
+        replicas,
+        directories,
+        partition.isr if record.isr is None else record.isr,
+        partition.removing_replicas if record.removing_replicas is None else record.removing_replicas,
+        partition.adding_replicas if record.adding_replicas is None else record.adding_replicas,
+        partition.elr if record.eligible_leader_replicas is None else record.eligible_leader_replicas,
+        partition.last_known_elr if record.last_known_elr is None else record.last_known_elr,
+        partition.leader if record.leader == NO_LEADER_CHANGE else record.leader,
+        partition.leader_recovery_state if record.leader_recovery_state == NO_RECOVERY_CHANGE else record.leader_recovery_state,
+        merged_leader_epoch(partition.leader_epoch, record.leader),
+        partition.partition_epoch + 1,
+    )
 
 
 def default_directory(brokers: Mapping[int, BrokerRegistration], replica: int) -> str:
@@ -308,20 +306,20 @@ def build_partition_change(
     if target_leader_recovery_state is not None and target_leader_recovery_state != partition.leader_recovery_state:
         record_lrs = target_leader_recovery_state
     # 11. no-op or the record at the MV's version
-    record = _change_record({
-        "partition_id": partition_id,
-        "topic_id": topic_id,
-        "isr": record_isr,
-        "leader": record_leader,
-        "replicas": record_replicas,
-        "removing_replicas": record_removing,
-        "adding_replicas": record_adding,
-        "leader_recovery_state": record_lrs,
-        "directories": record_dirs,
-        "eligible_leader_replicas": record_elr,
-        "last_known_elr": record_last_known,
-        "version": partition_change_record_version(metadata_version),
-    })
+    record = _change_record(
+        partition_id,
+        topic_id,
+        record_isr,
+        record_leader,
+        record_replicas,
+        record_removing,
+        record_adding,
+        record_lrs,
+        record_dirs,
+        record_elr,
+        record_last_known,
+        partition_change_record_version(metadata_version),
+    )
     return None if change_record_is_no_op(record) else record
 
 

@@ -14,7 +14,7 @@ from typing import Mapping, Optional
 from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPartitionPartitionResult
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, slotted
 from kraftspec.reference.partition import PartitionRegistration
 from kraftspec.reference.partition_rules import (
     effective_min_isr,
@@ -39,6 +39,7 @@ WAIT_FOR_METADATA_ERRORS = frozenset({
 """§2.10: stay pending until new metadata arrives, no retry."""
 
 
+@slotted
 @dataclass(frozen=True)
 class FollowerState:
     """``ReplicaState`` of a remote replica as the leader tracks it; offsets -1 until the first fetch."""
@@ -50,6 +51,7 @@ class FollowerState:
     broker_epoch: int = NO_FETCH
 
 
+@slotted
 @dataclass(frozen=True)
 class PendingIsrChange:
     """An AlterPartition in flight: the ISR proposed and the maximal ISR used for the HW meanwhile.
@@ -62,6 +64,7 @@ class PendingIsrChange:
     request: AlterPartitionPartition
 
 
+@slotted
 @dataclass(frozen=True)
 class PartitionLeaderState:
     """One partition led by ``broker_id``: the committed state, the log end, HW and the followers."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from kraftspec.reference.frozen import dict_init
+from kraftspec.reference.frozen import slotted
 
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 
 
+@slotted
 @dataclass(frozen=True)
 class Endpoint:
     """A listener endpoint: name, host, port and security protocol (PLAINTEXT=0, SSL=1, ...)."""
@@ -26,6 +27,7 @@ class Endpoint:
     security_protocol: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class FeatureRange:
     """A supported-version range ``[min_supported, max_supported]`` of one feature."""
@@ -35,7 +37,7 @@ class FeatureRange:
     max_supported: int
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class RegisterBrokerRecord:
     """apiKey 0: a broker's whole registration; ``broker_epoch`` is assigned by the controller (§1.3)."""
@@ -55,7 +57,7 @@ class RegisterBrokerRecord:
     API_KEY = 0
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class UnregisterBrokerRecord:
     """apiKey 1: removes a registration; the epoch must match the current one (§1.4)."""
@@ -66,7 +68,7 @@ class UnregisterBrokerRecord:
     API_KEY = 1
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class FenceBrokerRecord:
     """apiKey 7: fence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
@@ -77,7 +79,7 @@ class FenceBrokerRecord:
     API_KEY = 7
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class UnfenceBrokerRecord:
     """apiKey 8: unfence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
@@ -93,7 +95,7 @@ UNFENCE = -1
 NO_FENCING_CHANGE = 0
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class BrokerRegistrationChangeRecord:
     """apiKey 17: a delta; ``fenced`` 1 = fence, -1 = unfence, 0 = no change; ``in_controlled_shutdown`` 1 = enter."""
@@ -108,6 +110,7 @@ class BrokerRegistrationChangeRecord:
     API_KEY = 17
 
 
+@slotted
 @dataclass(frozen=True)
 class TopicRecord:
     """apiKey 2: a topic's name and id."""
@@ -118,6 +121,7 @@ class TopicRecord:
     API_KEY = 2
 
 
+@slotted
 @dataclass(frozen=True)
 class RemoveTopicRecord:
     """apiKey 9: removes a topic, its partitions and configs."""
@@ -127,6 +131,7 @@ class RemoveTopicRecord:
     API_KEY = 9
 
 
+@slotted
 @dataclass(frozen=True)
 class PartitionRecord:
     """apiKey 3: a partition's full state at creation (or in a snapshot)."""
@@ -148,6 +153,7 @@ class PartitionRecord:
     API_KEY = 3
 
 
+@slotted
 @dataclass(frozen=True)
 class PartitionChangeRecord:
     """apiKey 5: a delta; ``None`` lists are unchanged, leader -2 is unchanged, recovery state -1 is unchanged."""
@@ -167,6 +173,7 @@ class PartitionChangeRecord:
     API_KEY = 5
 
 
+@slotted
 @dataclass(frozen=True)
 class FeatureLevelRecord:
     """apiKey 12: finalizes a feature at a level (level 0 removes it)."""
@@ -177,6 +184,7 @@ class FeatureLevelRecord:
     API_KEY = 12
 
 
+@slotted
 @dataclass(frozen=True)
 class RegisterControllerRecord:
     """apiKey 27: a controller's registration (KIP-919); replay replaces the previous one."""
@@ -190,6 +198,7 @@ class RegisterControllerRecord:
     API_KEY = 27
 
 
+@slotted
 @dataclass(frozen=True)
 class ClearElrRecord:
     """apiKey 28: clears ELR and lastKnownElr of a topic's partitions (empty name = all topics)."""
@@ -199,6 +208,7 @@ class ClearElrRecord:
     API_KEY = 28
 
 
+@slotted
 @dataclass(frozen=True)
 class NoOpRecord:
     """apiKey 20: written by the active controller every ``metadata.max.idle.interval.ms``."""

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, Mapping, Optional
 
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import field_values
 from kraftspec.traces import broker_replay, controller_replay, partition_replay, raft_replay
 from kraftspec.traces.format import Step, Trace, Written, components, step_to_json
 from kraftspec.traces.values import to_json
@@ -133,7 +134,7 @@ def response_matches(response: Any, stated: Mapping[str, Any]) -> bool:
     code, a nested value): the caller then diffs the JSON forms, which decide.
     """
     try:
-        fields = response.__dict__
+        fields = field_values(response)
     except AttributeError:  # no response (then no field may be stated), or one without fields to read: unsure
         if response is not None:
             return False
@@ -165,7 +166,7 @@ def records_match(written: Written, stated: Written) -> bool:
         if offset != stated_offset or type(got) is not type(want):
             return False
         if got is not want:
-            fields, stated_fields = vars(got), vars(want)
+            fields, stated_fields = field_values(got), field_values(want)
             # equal field by field, then of the same types (in one order: else unsure, and the diff decides)
             if fields != stated_fields or list(map(type, fields.values())) != list(map(type, stated_fields.values())):
                 return False
