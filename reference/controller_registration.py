@@ -13,7 +13,7 @@ from typing import Optional
 
 from kraftspec.reference.controller_rules import backoff_ms, is_registered_in_log, should_send_registration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, slotted
 from kraftspec.reference.metadata_version import is_controller_registration_supported
 from kraftspec.reference.records import Endpoint, FeatureRange, RegisterControllerRecord
 
@@ -21,6 +21,7 @@ MV_TOO_OLD_MESSAGE = "The current MetadataVersion is too old to support controll
 MINIMUM_KRAFT_MV = 1  # MetadataVersion.MINIMUM_KRAFT_VERSION (3.0-IV1): the manager's MV before any update
 
 
+@slotted
 @dataclass(frozen=True)
 class ControllerRegistrationRequest:
     """ControllerRegistration (apiKey 70, v0): who registers, with which incarnation, listeners and features."""
@@ -32,6 +33,7 @@ class ControllerRegistrationRequest:
     features: tuple[FeatureRange, ...] = ()
 
 
+@slotted
 @dataclass(frozen=True)
 class ControllerRegistrationResponse:
     """The response: an error code and message (NONE / None on success)."""
@@ -40,6 +42,7 @@ class ControllerRegistrationResponse:
     message: Optional[str] = None
 
 
+@slotted
 @dataclass(frozen=True)
 class ControllerRegistration:
     """``ControllerRegistration`` in the cluster image, as the latest RegisterControllerRecord defines it."""
@@ -93,6 +96,7 @@ def replay_register_controller(
     )
 
 
+@slotted
 @dataclass(frozen=True)
 class ManagerState:
     """``ControllerRegistrationManager`` fields: one per process start (``incarnation_id`` is new each start)."""

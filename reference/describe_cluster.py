@@ -22,7 +22,7 @@ from kraftspec.reference.controller_rules import (
     endpoint_type_error,
 )
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.frozen import FrozenMap, slotted
 from kraftspec.reference.metadata_version import is_controller_registration_supported
 
 INT32_MIN = -(2**31)
@@ -41,6 +41,7 @@ class UnsupportedVersionError(Exception):
     """Client-side ``UnsupportedVersionException`` raised by a generated serializer (§4.3)."""
 
 
+@slotted
 @dataclass(frozen=True)
 class DescribeClusterRequest:
     """Request fields: IncludeClusterAuthorizedOperations (v0+), EndpointType int8 (v1+, default 1),
@@ -52,6 +53,7 @@ class DescribeClusterRequest:
     include_fenced_brokers: bool = False
 
 
+@slotted
 @dataclass(frozen=True)
 class DescribeClusterNode:
     """One DescribeClusterBroker entry; ``is_fenced`` exists from v2."""
@@ -63,6 +65,7 @@ class DescribeClusterNode:
     is_fenced: bool = False
 
 
+@slotted
 @dataclass(frozen=True)
 class DescribeClusterResponse:
     """Response fields; an error response keeps every other field at its default (§4.2 step 2)."""
@@ -76,6 +79,7 @@ class DescribeClusterResponse:
     cluster_authorized_operations: int = INT32_MIN
 
 
+@slotted
 @dataclass(frozen=True)
 class ClusterImage:
     """What DescribeCluster reads: broker and controller registrations, the Raft leader, MV and cluster id."""
@@ -87,6 +91,7 @@ class ClusterImage:
     metadata_version: int = 30
 
 
+@slotted
 @dataclass(frozen=True)
 class Authorization:
     """Authorizer answers: DESCRIBE / ALTER on CLUSTER, and the operations bitfield if DESCRIBE is allowed."""

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kraftspec.reference import controller_registration as cr, describe_cluster as dc
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import evolve, field_values
 from kraftspec.traces.controller_trace import (
     ACTIONS,
     DEFAULT_LISTENERS,
@@ -175,16 +176,15 @@ def _as_stated(response: Any, stated: Mapping[str, Any]) -> Any:
     """``response`` with each field stated as an array or object that its JSON equals replaced by the stated
     value itself (``to_json`` of the response is unchanged): the replay compares those by identity, and the
     others (scalars, enums) on the reference's values; a field not shown equal is left for the diff."""
-    fields = getattr(response, "__dict__", None)
-    if fields is None:
+    try:
+        fields = field_values(response)
+    except AttributeError:  # no response, or one without fields
         return response
     equal = {key: want for key, want in stated.items() if (want or type(want) is dict) and type(want) in _NESTED
              and key in fields and fields[key] is not want and matches(fields[key], want)}
     if not equal:  # (an empty array the replay compares itself)
         return response
-    copied = object.__new__(type(response))
-    copied.__dict__.update(fields, **equal)  # a frozen dataclass's fields, set as ``copy.copy`` sets them
-    return copied
+    return evolve(response, **equal)
 
 
 def apply(state: ControllerControl, clock: int,
