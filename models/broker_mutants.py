@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kraftspec.mutants import Mutant
 from kraftspec.reference import broker
-from kraftspec.reference.broker import ClusterControl
+from kraftspec.reference.broker import ClusterControl, HeartbeatState
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.records import MetadataRecord
 
@@ -54,13 +54,28 @@ def fence_without_partition_changes(state: ClusterControl, broker_id: int) -> li
     return [broker._fence_record(state, state.brokers[broker_id])]
 
 
+def registered_keeping_unchanged_entries(state: ClusterControl, broker_id: int,
+                                         fenced: bool) -> FrozenMap[int, HeartbeatState]:
+    """Wrong (3.9's ``register`` on 4.x): replaying a fence, unfence or registration change leaves an entry whose flag
+    the heartbeat already set, so a just-unfenced broker counts at the offset it reported, and a broker in controlled
+    shutdown fenced by session expiry stays in controlled shutdown."""
+    entry = state.heartbeats.get(broker_id)
+    if entry is not None and entry.fenced == fenced:
+        return state.heartbeats
+    if entry is None:
+        return state.heartbeats.set(broker_id, broker._untouched_entry(fenced))
+    return state.heartbeats.set(broker_id, broker._touched_entry(entry, fenced, entry.metadata_offset))
+
+
 MUTANTS: list[Mutant] = [
     Mutant("broker-session-expiry-inclusive", "broker", "session expiry uses >= instead of >",
            "kraftspec.reference.broker_rules:session_expired", session_expired_inclusive,
            ("scenario", "crosshair", "agree")),
+    # not "agree": since 4.0 the unfence record's replay forgets the reported offset, so an early unfence reaches the
+    # very state a caught-up one does (the spec's UnfencedOnlyWhenCaughtUp reads the step's parameters instead)
     Mutant("broker-unfence-before-caught-up", "broker", "unfencing before the broker reached its registration record",
            "kraftspec.reference.broker_rules:is_caught_up", always_caught_up,
-           ("scenario", "model", "crosshair", "agree")),
+           ("scenario", "model", "crosshair")),
     Mutant("broker-duplicate-ignores-incarnation", "broker", "the duplicate-registration check ignores the incarnation id",
            "kraftspec.reference.broker_rules:is_duplicate_registration", duplicate_ignoring_incarnation,
            ("scenario", "crosshair", "agree")),
@@ -77,4 +92,8 @@ MUTANTS: list[Mutant] = [
     Mutant("broker-fence-keeps-leadership", "broker", "fencing leaves the broker leader and in the ISR",
            "kraftspec.reference.broker:broker_fenced_records", fence_without_partition_changes,
            ("scenario", "model", "agree")),
+    Mutant("broker-register-keeps-reported-offset", "broker",
+           "replaying a broker record keeps the offset the heartbeat reported (3.9's register)",
+           "kraftspec.reference.broker:registered_heartbeats", registered_keeping_unchanged_entries,
+           ("scenario", "agree")),
 ]

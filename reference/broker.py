@@ -61,18 +61,21 @@ class KafkaBehaviour:
     ``sessions_keyed_by_epoch``: 4.0+ tracks sessions per (id, epoch) and also fences already-fenced
     brokers; 3.9 had one session per id, valid only while unfenced. ``activation_sessions_for_fenced``:
     4.0 gave fenced brokers a fresh session on controller activation; 4.1+ does not (KAFKA-19130).
-    ``clean_shutdown_detection``: 4.1+ honours previousBrokerEpoch (KAFKA-18635).
+    ``clean_shutdown_detection``: 4.1+ honours previousBrokerEpoch (KAFKA-18635). ``register_forgets_offset``: 4.0+
+    ``BrokerHeartbeatManager.register`` touches an entry whose fenced flag it leaves unchanged with offset -1; 3.9's
+    left such an entry alone.
     """
 
     name: str
     sessions_keyed_by_epoch: bool
     activation_sessions_for_fenced: bool
     clean_shutdown_detection: bool
+    register_forgets_offset: bool
 
 
-KAFKA_3_9 = KafkaBehaviour("3.9", False, True, False)
-KAFKA_4_0 = KafkaBehaviour("4.0", True, True, False)
-KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True)
+KAFKA_3_9 = KafkaBehaviour("3.9", False, True, False, False)
+KAFKA_4_0 = KafkaBehaviour("4.0", True, True, False, True)
+KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True, True)
 BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)}
 
 
@@ -277,7 +280,11 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
     if isinstance(record, (BrokerRegistrationChangeRecord, FenceBrokerRecord, UnfenceBrokerRecord)):
         broker_id = record.id if isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)) else record.broker_id
         updated = apply_change(state.brokers.get(broker_id), record)
-        return evolve(state, brokers=state.brokers.set(broker_id, updated))
+        if not state.active:
+            return evolve(state, brokers=state.brokers.set(broker_id, updated))
+        # the heartbeat entry is registered again with the resulting fenced flag, even after a no-op change
+        return evolve(state, brokers=state.brokers.set(broker_id, updated),
+                      heartbeats=registered_heartbeats(state, broker_id, updated.fenced))
     if isinstance(record, UnregisterBrokerRecord):
         existing = state.brokers.get(record.broker_id)
         if existing is None or existing.epoch != record.broker_epoch:
@@ -295,6 +302,25 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
     if isinstance(record, TopicRecord):
         return evolve(state, topics=state.topics.set(record.topic_id, TopicInfo(record.name, record.topic_id)))
     raise TypeError(f"the broker lifecycle does not replay {type(record).__name__}")
+
+
+def registered_heartbeats(state: ClusterControl, broker_id: int, fenced: bool) -> FrozenMap[int, HeartbeatState]:
+    """``BrokerHeartbeatManager.register``, called by ``ClusterControlManager``'s replay of a fence, unfence or
+    registration-change record on the active controller (§1.4).
+
+    A missing entry is created untouched. An entry whose fenced flag changes keeps its reported offset; one whose
+    flag stays is touched with offset -1 (4.0+; 3.9 left it alone), which also clears a fenced entry's
+    controlled-shutdown offset. On the heartbeat and session-expiry paths the entry already holds the new flag when
+    the records are replayed, so the broker's reported offset is forgotten until its next heartbeat.
+    """
+    entry = state.heartbeats.get(broker_id)
+    if entry is None:
+        return state.heartbeats.set(broker_id, _untouched_entry(fenced))
+    if entry.fenced != fenced:
+        return state.heartbeats.set(broker_id, _touched_entry(entry, fenced, entry.metadata_offset))
+    if state.behaviour.register_forgets_offset:
+        return state.heartbeats.set(broker_id, _touched_entry(entry, fenced, -1))
+    return state.heartbeats
 
 
 def _append(state: ClusterControl, records: list[MetadataRecord]) -> tuple[ClusterControl, Written]:
@@ -601,8 +627,10 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
               authorized: bool = True) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
     """``processBrokerHeartbeat``: refresh the session, check the epoch, move along the §1.5 table, write records.
 
-    A stale or unknown epoch still refreshes its (id, epoch) session. Entering controlled shutdown
-    records the offset of the last record written (``maybeUpdateControlledShutdownOffset``), once.
+    A stale or unknown epoch still refreshes its (id, epoch) session. The entry is touched with the next state and
+    the reported offset before the records are replayed (their replay may register it again, see
+    :func:`registered_heartbeats`). Entering controlled shutdown then records the offset of the last record written
+    (``maybeUpdateControlledShutdownOffset``), once.
     ``authorized`` is CLUSTER_ACTION on CLUSTER (``ControllerApis``), checked before anything else.
     """
     if not authorized:
@@ -631,15 +659,12 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
                 "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced
                 else entry.controlled_shutdown_offset}))
         return _cluster_control(fields), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
-    state = evolve(state, sessions=sessions)
+    # Kafka generates every record of the heartbeat and touches the entry before any record is replayed.
     records = _transition_records(state, broker_id, current, following)
-    # Kafka generates every record of the heartbeat from the state before any of them is replayed.
+    state = evolve(state, sessions=sessions, heartbeats=touched_heartbeats(state, broker_id, following.fenced, offset))
     if request.offline_log_dirs and mv.is_directory_assignment_supported(state.metadata_version):
         records += directories_offline_records(state, broker_id, request.offline_log_dirs)
     state, written = _append(state, records)
-    entry = state.heartbeats[broker_id]
-    if entry.fenced != following.fenced or entry.metadata_offset != offset:
-        state = touch(state, broker_id, following.fenced, offset)
     if following is broker_rules.CONTROLLED_SHUTDOWN:
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
@@ -681,7 +706,8 @@ def fence_stale_broker(state: ClusterControl, now: int,
 
     Kafka takes the first expired entry in its map's iteration order; the reference takes
     ``which`` (it must be expired) or the smallest (id, epoch). An already-fenced broker is fenced
-    again (a redundant fence record) in 4.0+.
+    again (a redundant fence record) in 4.0+. ``BrokerHeartbeatManager.fence`` marks the entry fenced before the
+    fence record is replayed, so in 4.0+ the replay clears its reported and controlled-shutdown offsets.
     """
     if not state.active:
         return state, Output(StaleBrokerFencing(None, False))
@@ -698,10 +724,11 @@ def fence_stale_broker(state: ClusterControl, now: int,
         return evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(StaleBrokerFencing(key, False))
     if state.behaviour.sessions_keyed_by_epoch and registration.epoch != epoch:
         return state, Output(StaleBrokerFencing(key, False))
-    state, written = _append(state, broker_fenced_records(state, broker_id))
+    records = broker_fenced_records(state, broker_id)
     hb = state.heartbeats[broker_id]
     state = evolve(state, heartbeats=state.heartbeats.set(
         broker_id, HeartbeatState(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
+    state, written = _append(state, records)
     return state, Output(StaleBrokerFencing(key, True), written)
 
 

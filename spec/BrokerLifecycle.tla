@@ -134,7 +134,10 @@ Register(b, i) ==
 (* shutdown, a broker never retracts; Kafka itself would unfence and elect it again (§2.4).     *)
 NeverRetractsShutdown(b, e, wantShutDown) == (Registered(b) /\ e = reg[b].epoch /\ reg[b].ics) => wantShutDown
 
-(* processBrokerHeartbeat (§1.5): the session is refreshed before any validation. *)
+(* processBrokerHeartbeat (§1.5): the session is refreshed before any validation; the entry is touched  *)
+(* with the next state and the reported offset before the records are replayed, and the replay of a    *)
+(* fence, unfence or in-controlled-shutdown record registers it again with that same flag              *)
+(* (BrokerHeartbeatManager.register), which forgets the reported offset until the next heartbeat.       *)
 Heartbeat(b, e, off, wantFence, wantShutDown) ==
     /\ nextOffset < MaxOffset
     /\ e \in KnownEpochs(b)
@@ -162,12 +165,14 @@ Heartbeat(b, e, off, wantFence, wantShutDown) ==
                          ELSE IF fenced THEN [reg EXCEPT ![b].fenced = TRUE]
                          ELSE IF nxt = "UNFENCED" THEN [reg EXCEPT ![b].fenced = FALSE]
                          ELSE [reg EXCEPT ![b].ics = TRUE]
-               /\ hb' = [hb EXCEPT ![b] = [present |-> TRUE, fenced |-> fenced, offset |-> off, cso |-> cso]]
+               /\ hb' = [hb EXCEPT ![b] = [present |-> TRUE, fenced |-> fenced,
+                                           offset |-> IF brokerRecords = 1 THEN -1 ELSE off, cso |-> cso]]
                /\ lastReply' = [lastReply EXCEPT ![b] = nxt]
                /\ UNCHANGED clock
 
 (* maybeFenceOneStaleBroker (§1.6): drop one expired session; fence its broker if the epoch is current, *)
-(* even when the broker is already fenced.                                                            *)
+(* even when the broker is already fenced. The entry is marked fenced before the fence record is       *)
+(* replayed, so the replay's register forgets its offsets: a broker in controlled shutdown is FENCED.  *)
 FenceStaleBroker(b, e) ==
     /\ nextOffset < MaxOffset
     /\ <<b, e>> \in DOMAIN sessions /\ Expired(sessions[<<b, e>>])
@@ -181,7 +186,7 @@ FenceStaleBroker(b, e) ==
             /\ part' = p2
             /\ nextOffset' = nextOffset + Count(p2) + 1
             /\ reg' = [reg EXCEPT ![b].fenced = TRUE]
-            /\ hb' = [hb EXCEPT ![b].fenced = TRUE]
+            /\ hb' = [hb EXCEPT ![b] = [present |-> TRUE, fenced |-> TRUE, offset |-> -1, cso |-> -1]]
     /\ UNCHANGED <<clock, lastReply>>
 
 (* unregisterBroker (§1.8): leave every ISR, then UnregisterBrokerRecord. *)
@@ -244,10 +249,12 @@ NoTwoLiveIncarnations ==
     [][\A b \in Brokers : (Registered(b) /\ reg'[b].epoch >= 0 /\ reg'[b].inc # reg[b].inc)
                             => ~ValidSession(b, reg[b].epoch)]_vars
 
-(* A broker is unfenced only once its reported offset reached its RegisterBrokerRecord's offset. *)
+(* A broker is unfenced only by a heartbeat reporting an offset at or past its RegisterBrokerRecord's. The  *)
+(* replay of the unfence record forgets the reported offset, so the property reads the step's parameters. *)
 UnfencedOnlyWhenCaughtUp ==
     [][\A b \in Brokers : (Registered(b) /\ reg[b].fenced /\ reg'[b].epoch = reg[b].epoch /\ ~reg'[b].fenced)
-                            => hb'[b].offset >= reg[b].offset]_vars
+                            => \A e \in 0..MaxOffset, off \in -1..MaxOffset, wf, ws \in BOOLEAN :
+                                   Heartbeat(b, e, off, wf, ws) => off >= reg[b].offset]_vars
 
 (* Broker epochs per id only grow, and a new incarnation always gets a larger one (else the old   *)
 (* incarnation's heartbeats would still be accepted).                                            *)

@@ -347,6 +347,53 @@ def test_appendix_b5_shutdown_waits_for_active_brokers_to_reach_the_offset() -> 
     assert out.response.should_shut_down
 
 
+@pytest.mark.parametrize("behaviour", [broker.KAFKA_4_1, broker.KAFKA_3_9], ids=lambda b: b.name)
+def test_an_unfence_forgets_the_reported_offset_so_a_controlled_shutdown_waits(behaviour: broker.KafkaBehaviour) -> None:
+    """4.0+: replaying the unfence record registers the entry again with the flag the heartbeat already touched
+    (``ClusterControlManager`` replay, ``BrokerHeartbeatManager.register``), so the unfenced broker is active at
+    offset -1 until it heartbeats again and another broker's controlled shutdown waits for it; 3.9 kept the offset."""
+    state = brokers_up(new_cluster(behaviour=behaviour), [1, 2])
+    state, topic_id = topic(register(state, 3), "foo", [[1, 2]])
+    epoch3 = state.brokers[3].epoch
+    state, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 0)
+    assert out.response.in_controlled_shutdown and state.partitions[(topic_id, 0)].leader == 2
+    cs_offset = state.heartbeats[1].controlled_shutdown_offset
+    state, _ = broker.heartbeat(state, BrokerHeartbeatRequest(2, 102, cs_offset, False, False), 0)
+    assert broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 0)[1].response.should_shut_down
+    state, out = broker.heartbeat(state, BrokerHeartbeatRequest(3, epoch3, 10**9, False, False), 0)  # 3 is unfenced
+    assert not out.response.is_fenced and out.records
+    forgets = behaviour.register_forgets_offset
+    assert broker.lowest_active_offset(state) == (-1 if forgets else cs_offset)
+    _, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 1)
+    assert out.response.should_shut_down is not forgets
+    assert out.response.in_controlled_shutdown is forgets
+    state, _ = broker.heartbeat(state, BrokerHeartbeatRequest(3, epoch3, 10**9, False, False), 1)
+    _, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 2)
+    assert out.response.should_shut_down
+
+
+@pytest.mark.parametrize("behaviour", [broker.KAFKA_4_1, broker.KAFKA_3_9], ids=lambda b: b.name)
+def test_a_broker_in_controlled_shutdown_fenced_by_session_expiry_is_told_to_shut_down_now(
+        behaviour: broker.KafkaBehaviour) -> None:
+    """4.0+: ``BrokerHeartbeatManager.fence`` marks the entry before the fence record is replayed, and the replay's
+    ``register`` touches it as fenced, clearing its controlled-shutdown offset (§1.6): its next heartbeat is FENCED ->
+    SHUTDOWN_NOW. In 3.9 the entry stayed in controlled shutdown and waited for the lagging active broker, unfenced."""
+    timeout = 1000
+    state = brokers_up(new_cluster(session_timeout=timeout, behaviour=behaviour), [1, 2])
+    state, topic_id = topic(state, "foo", [[1, 2]])
+    state, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 0)
+    assert out.response.in_controlled_shutdown and state.partitions[(topic_id, 0)].leader == 2
+    cs_offset = state.heartbeats[1].controlled_shutdown_offset
+    state, _ = broker.heartbeat(state, BrokerHeartbeatRequest(2, 102, 5, False, False), 2 * timeout)  # 2 lags at 5
+    state, out = broker.fence_stale_broker(state, 2 * timeout)
+    assert out.response.fenced and out.response.expired_session[0] == 1 and state.brokers[1].fenced
+    forgets = behaviour.register_forgets_offset
+    assert state.heartbeats[1] == (HeartbeatState(True) if forgets else HeartbeatState(True, 10**9, cs_offset))
+    _, out = broker.heartbeat(state, BrokerHeartbeatRequest(1, 101, 10**9, False, True), 2 * timeout)
+    assert (out.response.is_fenced, out.response.in_controlled_shutdown, out.response.should_shut_down) == (
+        (True, False, True) if forgets else (False, True, False))
+
+
 def test_broker_epoch_is_first_record_offset_and_unfencing_waits_for_the_register_record() -> None:
     state = brokers_up(new_cluster(), [1, 2])
     state, topic_id = topic(state, "foo", [[1, 2]])

@@ -40,7 +40,7 @@ def test_every_bundled_tla_trace_is_accepted_by_the_reference_and_the_spec() -> 
     objs = bundled()
     decoded = [trace_from_json(obj) for obj in objs]
     verdicts = validate(decoded)
-    assert len(verdicts) == len(objs) == 3003
+    assert len(verdicts) == len(objs) == 3004
     assert [v.outcome for v in verdicts] == ["accepted"] * len(objs), [
         (t.id, v) for t, v in zip(decoded, verdicts) if v.outcome != "accepted"][:3]
     assert all(replay(t).conformant for t in decoded)

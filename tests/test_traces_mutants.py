@@ -33,6 +33,7 @@ CALLERS = {
     "broker:refreshed_sessions": {"heartbeat", "heartbeat_timed_out"},
     "broker_rules:shutdown_granted": {"heartbeat"},          # via next_control_state
     "broker:broker_fenced_records": {"heartbeat", "fence_stale_broker"},
+    "broker:registered_heartbeats": {"heartbeat", "fence_stale_broker"},  # via replay of the broker records
 }
 SEED, TRACES, STEPS = 20261122, 25, 60
 
