@@ -32,6 +32,8 @@ MAX_IN_FLIGHT = 40
 MAJORITY = len(VOTERS) // 2 + 1
 
 jitters = st.integers(min_value=0, max_value=CONFIG.election_timeout_ms - 1)
+bootstraps = st.integers(min_value=0, max_value=len(VOTERS) - 1)
+"""``RequestManager``'s random start index into the bootstrap servers (the voters), ``raft.step``'s ``bootstrap``."""
 
 
 class RaftQuorumModel(RuleBasedStateMachine):
@@ -57,48 +59,49 @@ class RaftQuorumModel(RuleBasedStateMachine):
         note(f"model seed: {getattr(type(self), '_hypothesis_internal_use_seed', None)}")
         self.nodes = {n: raft.new_node(n, VOTERS, ENDPOINTS, CONFIG, now=0, jitter=j) for n, j in zip(NODES, draws)}
         for _ in range(calm_rounds):
-            self.tick_all(300, draws[0])
-            self.deliver_all(draws[0])
+            self.tick_all(300, draws[0], draws[1] % len(VOTERS))
+            self.deliver_all(draws[0], draws[1] % len(VOTERS))
 
-    def _step(self, node: int, message: Any, jitter: int) -> None:
-        self.nodes[node], sends = raft.step(self.nodes[node], message, self.now, jitter)
+    def _step(self, node: int, message: Any, jitter: int, bootstrap: int) -> None:
+        self.nodes[node], sends = raft.step(self.nodes[node], message, self.now, jitter, bootstrap)
         self.in_flight.extend(s for s in sends if s.destination in self.nodes)
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
 
-    @rule(node=st.sampled_from(NODES), elapsed=st.sampled_from((0, 100, 600, 1500)), jitter=jitters)
-    def tick(self, node: int, elapsed: int, jitter: int) -> None:
+    @rule(node=st.sampled_from(NODES), elapsed=st.sampled_from((0, 100, 600, 1500)), jitter=jitters,
+          bootstrap=bootstraps)
+    def tick(self, node: int, elapsed: int, jitter: int, bootstrap: int) -> None:
         """Time passes and one node polls its timers."""
         self.now += elapsed
-        self._step(node, Tick(), jitter)
+        self._step(node, Tick(), jitter, bootstrap)
 
-    @rule(elapsed=st.sampled_from((100, 600, 1500)), jitter=jitters)
-    def tick_all(self, elapsed: int, jitter: int) -> None:
+    @rule(elapsed=st.sampled_from((100, 600, 1500)), jitter=jitters, bootstrap=bootstraps)
+    def tick_all(self, elapsed: int, jitter: int, bootstrap: int) -> None:
         """Time passes and every node polls its timers."""
         self.now += elapsed
         for node in NODES:
-            self._step(node, Tick(), jitter)
+            self._step(node, Tick(), jitter, bootstrap)
 
-    @rule(rounds=st.integers(min_value=1, max_value=6), jitter=jitters)
-    def run_quietly(self, rounds: int, jitter: int) -> None:
+    @rule(rounds=st.integers(min_value=1, max_value=6), jitter=jitters, bootstrap=bootstraps)
+    def run_quietly(self, rounds: int, jitter: int, bootstrap: int) -> None:
         """A calm period: rounds of 300 ms in which every node polls and every message arrives in order."""
         for _ in range(rounds):
-            self.tick_all(300, jitter)
-            self.deliver_all(jitter)
+            self.tick_all(300, jitter, bootstrap)
+            self.deliver_all(jitter, bootstrap)
 
     @precondition(lambda self: self.in_flight)
-    @rule(jitter=jitters)
-    def deliver_all(self, jitter: int) -> None:
+    @rule(jitter=jitters, bootstrap=bootstraps)
+    def deliver_all(self, jitter: int, bootstrap: int) -> None:
         """Every message now in flight arrives, in order (what they cause stays in flight)."""
         batch, self.in_flight = self.in_flight, []
         for send in batch:
-            self._step(send.destination, send.message, jitter)
+            self._step(send.destination, send.message, jitter, bootstrap)
 
     @precondition(lambda self: self.in_flight)
-    @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT), jitter=jitters)
-    def deliver(self, pick: int, jitter: int) -> None:
+    @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT), jitter=jitters, bootstrap=bootstraps)
+    def deliver(self, pick: int, jitter: int, bootstrap: int) -> None:
         """Any in-flight message arrives (reordering)."""
         send = self.in_flight.pop(pick % len(self.in_flight))
-        self._step(send.destination, send.message, jitter)
+        self._step(send.destination, send.message, jitter, bootstrap)
 
     @precondition(lambda self: self.in_flight)
     @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT))
@@ -112,19 +115,19 @@ class RaftQuorumModel(RuleBasedStateMachine):
         """A message is lost."""
         self.in_flight.pop(pick % len(self.in_flight))
 
-    @rule(jitter=jitters)
-    def append(self, jitter: int) -> None:
+    @rule(jitter=jitters, bootstrap=bootstraps)
+    def append(self, jitter: int, bootstrap: int) -> None:
         """A client appends one unique record to the newest leader, if there is one."""
         leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
         if leaders:
             newest = max(leaders, key=lambda n: self.nodes[n].state.epoch)
             self.next_value += 1
-            self._step(newest, Append((f"r{self.next_value}",)), jitter)
+            self._step(newest, Append((f"r{self.next_value}",)), jitter, bootstrap)
 
-    @rule(node=st.sampled_from(sorted(VOTERS)), jitter=jitters)
-    def resign(self, node: int, jitter: int) -> None:
+    @rule(node=st.sampled_from(sorted(VOTERS)), jitter=jitters, bootstrap=bootstraps)
+    def resign(self, node: int, jitter: int, bootstrap: int) -> None:
         """A leader resigns (graceful shutdown or resign request)."""
-        self._step(node, Resign(self.nodes[node].state.epoch), jitter)
+        self._step(node, Resign(self.nodes[node].state.epoch), jitter, bootstrap)
 
     @rule(node=st.sampled_from(NODES), jitter=jitters)
     def crash(self, node: int, jitter: int) -> None:

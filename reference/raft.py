@@ -4,10 +4,11 @@ kraft-semantics §3.2–§3.10; ``KafkaRaftClient.java``. In the etcd-raft "Step
 request, a response, a timer poll (``Tick``) or a client operation; responses first go through the
 handling every role shares (§3.8: older epoch ignored, newer epoch or fencing errors move the node),
 then to the role; after every input the node polls its role's timers (as Kafka's ``poll`` does).
-Outputs are ``Send`` values. Time (ms) and the election jitter draw are arguments. Not modelled:
-snapshots, dynamic voters (kraft.version 1 reconfiguration), graceful shutdown, request back-off.
-KIP-595 as implemented differs from its text: elections start with a pre-vote (KIP-996, Prospective),
-a leader that restarts or resigns is Resigned, and observers discover the leader by fetching any voter.
+Outputs are ``Send`` values. Time (ms) and the random draws (election jitter, the bootstrap server's start
+index) are arguments. Not modelled: snapshots, dynamic voters (kraft.version 1 reconfiguration), graceful
+shutdown, request back-off. KIP-595 as implemented differs from its text: elections start with a pre-vote
+(KIP-996, Prospective), a leader that restarts or resigns is Resigned, and a node without a leader (voter or
+observer) discovers it by fetching from one bootstrap server at a time (KAFKA-17030).
 """
 
 from __future__ import annotations
@@ -113,14 +114,16 @@ def restart(node: RaftNode, now: int, jitter: int = 0) -> RaftNode:
     return evolve(fresh, next_correlation_id=node.next_correlation_id)
 
 
-def step(node: RaftNode, message: Any, now: int, jitter: int = 0) -> tuple[RaftNode, tuple[Send, ...]]:
+def step(node: RaftNode, message: Any, now: int, jitter: int = 0,
+         bootstrap: int = 0) -> tuple[RaftNode, tuple[Send, ...]]:
     """Handle one input, then poll the role's timers once; returns the new node and the messages to send.
 
     As in Kafka, a transition made by the poll sends its requests on the next poll (the next ``Tick``).
+    ``bootstrap`` is ``RequestManager``'s random start index into the bootstrap servers (any non-negative int).
     """
     out: Outputs = []
     node = _HANDLERS[type(message)](node, message, now, jitter, out)
-    node = _poll(node, now, jitter, out)
+    node = _poll(node, now, jitter, bootstrap, out)
     return node, tuple(out)
 
 
@@ -273,6 +276,14 @@ def _ready(node: RaftNode, destination: int, now: int) -> bool:
     """No request outstanding to ``destination``, or it timed out (``controller.quorum.request.timeout.ms``)."""
     pending = node.inflight.get(destination)
     return pending is None or now >= pending[1] + node.config.request_timeout_ms
+
+
+def _without_timed_out(node: RaftNode, now: int) -> RaftNode:
+    """``RequestManager.hasAnyInflightRequest`` first forgets the requests that timed out (their answers are then
+    dropped); the node has a request in flight iff ``inflight`` is still not empty."""
+    timeout = node.config.request_timeout_ms
+    live = {dst: pending for dst, pending in node.inflight.items() if now < pending[1] + timeout}
+    return node if len(live) == len(node.inflight) else evolve(node, inflight=FrozenMap(live))
 
 
 def _valid_voter_key(node: RaftNode, voter_id: Optional[int], voter_directory_id: Optional[str]) -> bool:
@@ -660,6 +671,27 @@ def _fetch_request(node: RaftNode) -> FetchRequest:
                         node.config.fetch_max_wait_ms, hw, node.directory_id, node.cluster_id)
 
 
+def _fetch_any_bootstrap(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
+    """``maybeSendFetchToAnyBootstrap``: nothing while any request is in flight; else one Fetch to the bootstrap
+    server ``findReadyBootstrapServer`` picks from the start index ``bootstrap``. With static voters the bootstrap
+    servers are every voter, the local one included (``KafkaRaftClient.initialize``)."""
+    node = _without_timed_out(node, now)
+    if node.inflight:
+        return node
+    server = raft_rules.bootstrap_server(tuple(sorted(node.voters)), bootstrap)
+    return _send_request(node, server, _fetch_request(node), now, out)
+
+
+def _fetch_best_node(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
+    """``maybeSendFetchToBestNode``: when the leader's Fetch timed out, fetch from a bootstrap server instead (which
+    may be the leader again); otherwise fetch from the leader once no request at all is in flight."""
+    leader = node.state.leader_id
+    if leader in node.inflight and _ready(node, leader, now):  # hasRequestTimedOut(leader): reset its connection
+        return _fetch_any_bootstrap(node, now, bootstrap, out)
+    node = _without_timed_out(node, now)
+    return node if node.inflight else _send_request(node, leader, _fetch_request(node), now, out)
+
+
 def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Outputs) -> RaftNode:
     """Send ``request`` to each target (not itself) that has nothing outstanding (``RequestManager``)."""
     for target in sorted(targets):
@@ -674,8 +706,9 @@ def _vote_request(node: RaftNode, pre_vote: bool) -> VoteRequest:
                        node.directory_id, cluster_id=node.cluster_id)
 
 
-def _poll(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``pollCurrentState``: expire the role's timer, otherwise send what is due (§3.5, §3.6)."""
+def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs) -> RaftNode:
+    """``pollCurrentState``: expire the role's timer, otherwise send what is due (§3.5, §3.6); ``bootstrap`` is the
+    random start index of :func:`_fetch_any_bootstrap`."""
     state = node.state
     if type(state) is Leader:
         if now >= state.check_quorum_deadline and raft_leader.check_quorum_expired(state, now):
@@ -687,23 +720,20 @@ def _poll(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
             targets = raft_leader.voters_needing_begin_quorum_epoch(node.state, now, node.config)
             request = BeginQuorumEpochRequest(node.local_id, state.epoch, _leader_endpoints(node),
                                               cluster_id=node.cluster_id)
-            for target in targets:
-                node = _send_request(node, target, evolve(request, voter_id=target), now, out)
+            for target in targets:  # ``maybeSendRequests``: only to a voter with no request outstanding
+                if _ready(node, target, now):
+                    node = _send_request(node, target, evolve(request, voter_id=target), now, out)
             deadline = now + node.config.begin_quorum_epoch_timeout_ms
             node = evolve(node, state=evolve(node.state, begin_quorum_deadline=deadline))
         return node
-    if isinstance(state, Follower):
-        if now >= state.fetch_deadline:
-            if node.is_voter:
-                return _to_prospective(node, now, jitter, out)
-            return _send_to_ready(node, node.voters, _fetch_request(node), now, out)
-        if _ready(node, state.leader_id, now):
-            return _send_request(node, state.leader_id, _fetch_request(node), now, out)
-        return node
+    if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
+        if node.is_voter and now >= state.fetch_deadline:
+            return _to_prospective(node, now, jitter, out)
+        return _fetch_best_node(node, now, bootstrap, out)
     if isinstance(state, Unattached):
         if now >= state.election_deadline and raft_rules.can_start_election(node.is_voter):
             return _to_prospective(node, now, jitter, out)
-        return _send_to_ready(node, node.voters, _fetch_request(node), now, out)
+        return _fetch_any_bootstrap(node, now, bootstrap, out)
     if isinstance(state, Prospective):
         if now >= state.election_deadline:
             return _prospective_lost(node, now, jitter, out)

@@ -196,3 +196,12 @@ def fetch_epoch_error(request_epoch: int, local_epoch: int, is_leader: bool) -> 
     if not is_leader:
         return "NOT_LEADER_OR_FOLLOWER"
     return ""
+
+
+def bootstrap_server(servers: tuple[int, ...], start: int) -> int:
+    """``RequestManager.findReadyBootstrapServer``: the first ready server from a random start index, in list order.
+
+    Called only when no request is in flight, so with request back-off not modelled every server is ready and the
+    one at ``start`` (modulo their number) is taken; ``start`` is the caller's draw (Kafka's ``random.nextInt``).
+    """
+    return servers[start % len(servers)]

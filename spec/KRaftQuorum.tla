@@ -222,10 +222,18 @@ OnBeginQuorumEpoch(n, m) ==
     /\ Consume(m)
     /\ UNCHANGED <<log, flushed, committed, faults, timeouts>>
 
-(* §3.7: a follower fetches from its leader; an observer without a leader fetches from any voter. *)
+(* §3.7 KafkaRaftClient.maybeSendFetchToBestNode / maybeSendFetchToAnyBootstrap: a follower fetches from its  *)
+(* leader, or from any bootstrap server once its leader's Fetch timed out; a node without a leader, voter or    *)
+(* observer, from any bootstrap server. The bootstrap servers are the static voters, the node itself included; *)
+(* Kafka picks one at random (RequestManager.findReadyBootstrapServer). No Fetch while the node's last Fetch is *)
+(* in flight (hasAnyInflightRequest; a lost one counts as timed out, request timeouts not being modelled).     *)
+FetchInFlight(n) == \E m \in DOMAIN msgs : \/ m.type = "FetchReq" /\ m.src = n
+                                           \/ m.type = "FetchResp" /\ m.dst = n
+
 SendFetch(n, t) ==
-    /\ \/ role[n] = "Follower" /\ t = leader[n]
-       \/ n \in Observers /\ role[n] = "Unattached" /\ t \in Voters
+    /\ role[n] \in {"Follower", "Unattached"}
+    /\ t \in Voters
+    /\ ~FetchInFlight(n)
     /\ Send([type |-> "FetchReq", src |-> n, dst |-> t, epoch |-> epoch[n],
              offset |-> Len(log[n]), lastEpoch |-> LastEpoch(log[n])])
     /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>

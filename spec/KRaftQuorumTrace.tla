@@ -29,10 +29,8 @@
 (* While N is in its pre-vote the spec's N is still in its previous role  *)
 (* (its handlers answer for N; its epoch and log are compared, its role    *)
 (* once N leaves the pre-vote).                                            *)
-(* A FetchRequest the spec's roles do not send (an Unattached voter's      *)
-(* fetches to find the leader) is checked against the message SendFetch    *)
-(* builds.  What the spec does not model (a lost pre-vote, check quorum,   *)
-(* bounds reached, ...) sets `outside` instead.                            *)
+(* What the spec does not model (a lost pre-vote, check quorum, bounds    *)
+(* reached, ...) sets `outside` instead.                                   *)
 (***************************************************************************)
 EXTENDS KRaftQuorum, TLC
 
@@ -89,9 +87,15 @@ TimeoutBounded ==
     \/ timeouts >= MaxTimeouts
     \/ role[N] # "Resigned" /\ Len(log[N]) >= MaxLogLen
 
+(* A response no outstanding request awaits (kraftspec.spec.trace_validation_raft): both drop it, so a change of *)
+(* role in its step comes from the node's poll.                                                                 *)
+Unanswered(m) == \/ m.type = "VoteResp" /\ m.reqEpoch = -1
+                 \/ m.type = "FetchResp" /\ m.offset = -1
+
 (* Why the spec cannot judge step s from the current state ("" when it can). *)
 OutsideReason(s) ==
-    CASE pre /\ s.kind \in {"prevote", "tick"} /\ s.role \in {"Unattached", "Follower"} ->
+    CASE pre /\ (s.kind \in {"prevote", "tick"} \/ (s.kind = "msg" /\ Unanswered(s.m)))
+             /\ s.role \in {"Unattached", "Follower"} ->
             "the node loses its pre-vote (the spec takes the pre-vote as won)"
       [] ~pre /\ s.kind = "prevote" -> "a pre-vote response reaches a node that is not in its pre-vote"
       [] s.kind = "prevotereq" /\ s.m.epoch > epoch[N] ->
@@ -105,16 +109,6 @@ OutsideReason(s) ==
       [] role[N] = "Leader" /\ s.role = "Resigned" /\ s.kind # "restart" ->
             "the leader resigns on check quorum (the spec's leaders never resign)"
       [] OTHER -> ""
-
-(* A FetchRequest the spec's roles do not send but that changes nothing it models: an Unattached voter's *)
-(* fetches to find the leader, an observer's fetches to every voter after its fetch timeout. It is      *)
-(* checked against the message SendFetch builds, not against SendFetch's role guard.                     *)
-Discovery(r) ==
-    /\ r.type = "FetchReq"
-    /\ \/ N \in Voters /\ role[N] = "Unattached"
-       \/ N \in Observers /\ role[N] = "Follower" /\ r.dst # leader[N]
-PollFetch(d) == [type |-> "FetchReq", src |-> N, dst |-> d, epoch |-> epoch[N], offset |-> Len(log[N]),
-                 lastEpoch |-> LastEpoch(log[N])]
 
 Handle(m) ==
     CASE m.type = "VoteReq" -> OnVoteRequest(N, m)
@@ -202,15 +196,10 @@ TraceNext ==
               /\ ph' = "send"
               /\ UNCHANGED <<t, i, outside, k>>
          [] ph = "send" /\ k < Len(S.reqs) ->
-              IF Discovery(S.reqs[k + 1])
-              THEN /\ Matches(PollFetch(S.reqs[k + 1].dst), S.reqs[k + 1])
-                   /\ S.reqs[k + 1].dst \in Voters \ {N}
-                   /\ k' = k + 1
-                   /\ UNCHANGED <<vars, t, i, outside, ph, pre>>
-              ELSE /\ SendAction(S.reqs[k + 1])
-                   /\ HoldsOne(msgs', S.reqs[k + 1])
-                   /\ ph' = "sent"
-                   /\ UNCHANGED <<t, i, outside, k, pre>>
+              /\ SendAction(S.reqs[k + 1])
+              /\ HoldsOne(msgs', S.reqs[k + 1])
+              /\ ph' = "sent"
+              /\ UNCHANGED <<t, i, outside, k, pre>>
          [] ph = "sent" ->
               /\ msgs' = <<>>
               /\ k' = k + 1

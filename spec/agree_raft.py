@@ -3,14 +3,17 @@
 Each node is a ``raft.RaftNode`` and every spec action calls the reference: ``Timeout`` ~ ``raft._to_prospective``
 then ``raft._to_candidate`` (a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
 ``HandleVoteResponse`` / ``HandleBeginQuorumEpoch`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
-handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._on_append``, ``Crash`` ~ ``raft.restart``; the
-send actions build their request with ``raft._vote_request`` / ``raft._fetch_request``.
+handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._on_append``, ``Crash`` ~ ``raft.restart``;
+``RequestVote`` builds its request with ``raft._vote_request``, ``SendFetch`` takes the Fetch requests of the
+node's poll (``raft._poll``: ``raft._fetch_any_bootstrap`` / ``raft._fetch_best_node``).
 
 What the spec abstracts, and how this projection follows it:
 
 * Timers: every call runs at time 0 with jitter 0 and skips the poll ``raft.step`` runs after each input (the
   poll's timeouts and sends are the spec's ``Timeout`` and send actions), so deadlines never differ; Fetch
-  requests carry maxWaitMs 0 (nothing is parked).
+  requests carry maxWaitMs 0 (nothing is parked). ``SendFetch`` is what the poll (``raft._poll``) sends with
+  each bootstrap draw, a Follower's also once its leader's Fetch has timed out (request timeouts are not
+  modelled, so they may fire at any time); whether a Fetch is still in flight is the spec's ``FetchInFlight``.
 * Correlation ids: a response taken from the bag is handed to the handler as the answer to the request the node
   has outstanding (its in-flight entry is set just before, and is empty again after). The spec takes a Vote
   response only while the node is a Candidate of the epoch the request was sent in, and a Fetch response only
@@ -40,6 +43,7 @@ from kraftspec.reference.raft_messages import (
 )
 from kraftspec.reference.raft_state import (
     Candidate,
+    Follower,
     IllegalTransition,
     Leader,
     QuorumConfig,
@@ -93,6 +97,27 @@ def _add(msgs: FrozenMap[Message, int], m: Message) -> FrozenMap[Message, int]:
 
 def _remove(msgs: FrozenMap[Message, int], m: Message) -> FrozenMap[Message, int]:
     return msgs.remove(m) if msgs[m] == 1 else msgs.set(m, msgs[m] - 1)
+
+
+def _fetch_in_flight(msgs: FrozenMap[Message, int], n: int) -> bool:
+    """The spec's ``FetchInFlight``: node ``n``'s Fetch or its answer is in the bag (``hasAnyInflightRequest``)."""
+    return any((m["type"] == "FetchReq" and m["src"] == n) or (m["type"] == "FetchResp" and m["dst"] == n)
+               for m in msgs)
+
+
+def _poll_fetches(node: raft.RaftNode) -> dict[int, FetchRequest]:
+    """The Fetch requests of the node's poll at time 0 by destination, over every bootstrap draw, with nothing in
+    flight and, for a Follower, with its leader's Fetch timed out (``raft._fetch_best_node``)."""
+    pollings = [FrozenMap()]
+    if isinstance(node.state, Follower):
+        pollings.append(FrozenMap({node.state.leader_id: (CORRELATION_ID, NOW - CONFIG.request_timeout_ms)}))
+    fetches: dict[int, FetchRequest] = {}
+    for inflight in pollings:
+        for draw in range(len(node.voters)):
+            out: list[Any] = []
+            raft._poll(evolve(node, inflight=inflight), NOW, JITTER, draw, out)
+            fetches.update((s.destination, s.message) for s in out if isinstance(s.message, FetchRequest))
+    return fetches
 
 
 def _call(handler: Callable[..., raft.RaftNode], node: raft.RaftNode, message: Any) -> tuple[raft.RaftNode, list[Any]]:
@@ -155,6 +180,7 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
                                                          faults=state.faults + 1))
     if _in_flight(state.msgs) >= bounds["MaxMsgs"]:
         return
+    fetches = _poll_fetches(node) if not _fetch_in_flight(state.msgs, n) else {}
     for v in sorted(node.voters):
         sends = []
         if role == "Candidate" and v not in node.state.granted:
@@ -163,8 +189,8 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
                                                 lastEpoch=req.last_offset_epoch, lastOffset=req.last_offset)))
         if role == "Leader" and v != n:
             sends.append(("SendBeginQuorumEpoch", record(type="BeginEpoch", src=n, dst=v, epoch=node.state.epoch)))
-        if (role == "Follower" and v == node.state.leader_id) or (not node.is_voter and role == "Unattached"):
-            req = raft._fetch_request(node)
+        if v in fetches:
+            req = fetches[v]
             sends.append(("SendFetch", record(type="FetchReq", src=n, dst=v, epoch=req.current_leader_epoch,
                                               offset=req.fetch_offset, lastEpoch=req.last_fetched_epoch)))
         for action, m in sends:

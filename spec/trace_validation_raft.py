@@ -117,18 +117,21 @@ def _epochs(entries: Any, bounds: _Bounds) -> tuple[int, ...]:
 
 class _View:
     """What the trace has shown of the node so far: its id, the requests outstanding (``RequestManager``)
-    by destination and the role, epoch and leader it last stated (a change of them resets the requests)."""
+    by destination with their send times, the clock, and the role, epoch and leader it last stated (a change of
+    them resets the requests)."""
 
     def __init__(self, node: raft.RaftNode, bounds: _Bounds) -> None:
         self.n = node.local_id
         self.cluster_id = node.cluster_id
         self.bounds = bounds
-        self.outstanding: dict[int, dict[str, Any]] = {}
+        self.request_timeout = node.config.request_timeout_ms
+        self.clock = 0
+        self.outstanding: dict[int, tuple[dict[str, Any], int]] = {}
         self.position = (node.state.role, node.state.epoch, leader_of(node.state))
 
     def answered(self, source: int, correlation_id: Optional[int], kind: str) -> Optional[dict[str, Any]]:
         """The outstanding request a response from ``source`` answers (it is no longer outstanding), or None."""
-        request = self.outstanding.get(source)
+        request, _ = self.outstanding.get(source, (None, 0))
         if request is None or request["type"] != kind or (
                 correlation_id is not None and request.get("correlation_id") not in (None, correlation_id)):
             return None
@@ -136,15 +139,20 @@ class _View:
         return request
 
     def after(self, step: Step, sent: list[dict[str, Any]]) -> None:
-        """Forget the requests a restart or a stated change of role, epoch or leader cancels; note the new ones."""
+        """Forget the requests a restart or a stated change of role, epoch or leader cancels, and those timed out
+        when an Unattached node or a Follower polls (``raft._without_timed_out``); note the new ones."""
         post = step.post or {}
         position = tuple(post.get(name, old) for name, old in zip(("role", "epoch", "leader_id"), self.position))
+        self.clock = step.input.get("now", self.clock)
         if step.action == "restart" or position != self.position:
             self.outstanding.clear()
+        elif step.action != "advance_clock" and position[0] in ("Unattached", "Follower"):
+            self.outstanding = {dst: (request, sent_at) for dst, (request, sent_at) in self.outstanding.items()
+                                if self.clock < sent_at + self.request_timeout}
         self.position = position
         for message in sent:
             if message.get("type") in ("VoteRequest", "FetchRequest"):
-                self.outstanding[message["destination"]] = message
+                self.outstanding[message["destination"]] = (message, self.clock)
 
 
 def _canonical(message: Any, view: _View, what: str, **allowed: Any) -> None:

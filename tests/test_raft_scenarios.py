@@ -424,7 +424,7 @@ def test_scenario_106_leader_resigns_without_fetches_from_majority() -> None:
 def test_scenario_107_initialize_as_unattached_and_become_leader() -> None:
     node = make_node((LOCAL, 1))
     assert node.state == Unattached(0, 10_000)
-    node, out = raft.step(node, Tick(), 0)
+    node, out = raft.step(node, Tick(), 0, bootstrap=1)  # one Fetch, to the bootstrap server the draw picks
     assert [s.destination for s in sends(out, FetchRequest)] == [1]
     node, _ = raft.step(node, Tick(), 10_000)
     assert isinstance(node.state, Prospective)
@@ -533,7 +533,7 @@ def test_observer_never_starts_an_election() -> None:
     assert node.state.election_deadline == raft_state.NEVER
     node, out = raft.step(node, Tick(), 10**9)
     assert isinstance(node.state, Unattached)
-    assert sorted(s.destination for s in sends(out, FetchRequest)) == [1, 2, 3]
+    assert [s.destination for s in sends(out, FetchRequest)] == [1]
     with pytest.raises(IllegalTransition, match="not a voter"):
         raft_state.transition_to_prospective(node.state, 4, False, 0)
 
@@ -634,3 +634,67 @@ def test_quorum_state_file_version_0_errors_name_the_key() -> None:
             read_quorum_state(json.dumps(bad), "my-dir/quorum-state")
     with pytest.raises(QuorumStateFileError, match="not valid JSON"):
         read_quorum_state("{", "quorum-state")
+
+
+# -------------------------------------------------------------------------------------------------
+# Fetching without a leader, or from a leader that does not answer (KafkaRaftClient.maybeSendFetchToAnyBootstrap,
+# maybeSendFetchToBestNode; RequestManager.findReadyBootstrapServer, hasAnyInflightRequest)
+
+
+def fetch_destinations(outputs: tuple[Send, ...]) -> list[int]:
+    return [s.destination for s in sends(outputs, FetchRequest)]
+
+
+def test_unattached_voter_fetches_one_bootstrap_server_at_a_time() -> None:
+    node = make_node((LOCAL, 1, 2))
+    node, out = raft.step(node, Tick(), 0, bootstrap=2)
+    assert fetch_destinations(out) == [2]  # one server, the one at the drawn start index; not every voter
+    node, out = raft.step(node, Tick(), 4_999, bootstrap=1)
+    assert fetch_destinations(out) == []  # nothing while a request is in flight
+    late = FetchResponse(2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=0,
+                         correlation_id=node.inflight[2][0])
+    node, out = raft.step(node, Tick(), CONFIG.request_timeout_ms, bootstrap=4)
+    assert fetch_destinations(out) == [1] and 2 not in node.inflight  # timed out: forgotten, the next server asked
+    assert raft.step(node, late, 5_001)[0].inflight == node.inflight  # the timed-out request's answer is dropped
+    node, out = respond(node, 1, FetchResponse(1, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=0),
+                        5_001)  # answered: the poll after it asks again, from the start index 0 of this step
+    assert isinstance(node.state, Unattached)
+    assert fetch_destinations(out) == [LOCAL]  # the bootstrap servers are every voter, the local one included
+
+
+def test_unattached_observer_follows_the_leader_a_bootstrap_server_names() -> None:
+    node = make_node((1, 2, 3), local=4)
+    node, out = raft.step(node, Tick(), 0, bootstrap=1)
+    assert fetch_destinations(out) == [2]
+    node, out = respond(node, 2, FetchResponse(2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=5,
+                                               leader_id=3, leader_endpoints=("CONTROLLER://host3:9093",)), 1)
+    assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (5, 3)
+    assert fetch_destinations(out) == [3]
+
+
+def test_observer_keeps_fetching_its_leader_after_the_fetch_timeout() -> None:
+    node = follower((1, 2, 3), 5, 1, local=4)
+    node, out = raft.step(node, Tick(), CONFIG.fetch_timeout_ms, bootstrap=1)
+    assert isinstance(node.state, Follower) and fetch_destinations(out) == [1]  # KAFKA-19354: no bootstrap fan-out
+
+
+def test_follower_fetches_a_bootstrap_server_when_the_leaders_fetch_times_out() -> None:
+    node = follower((LOCAL, 1, 2), 5, 1)
+    node, out = raft.step(node, Tick(), 0)
+    assert fetch_destinations(out) == [1]
+    node, out = raft.step(node, Tick(), CONFIG.request_timeout_ms, bootstrap=2)
+    assert fetch_destinations(out) == [2] and set(node.inflight) == {2}
+    node, out = raft.step(node, Tick(), CONFIG.request_timeout_ms + 1)
+    assert fetch_destinations(out) == []  # not the leader while the bootstrap server's answer is awaited
+    node, out = respond(node, 2, FetchResponse(2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=5,
+                                               leader_id=1), CONFIG.request_timeout_ms + 2)
+    assert isinstance(node.state, Follower) and fetch_destinations(out) == [1]
+
+
+def test_begin_quorum_epoch_is_not_resent_while_one_is_outstanding() -> None:
+    node = leader((LOCAL, 1, 2), 2)
+    node = evolve(node, config=evolve(CONFIG, request_timeout_ms=10 * CONFIG.fetch_timeout_ms))
+    period = CONFIG.begin_quorum_epoch_timeout_ms
+    node, out = respond(node, 1, QuorumEpochResponse(1, "BeginQuorumEpoch", leader_epoch=2, leader_id=LOCAL), 1)
+    node, out = raft.step(node, Tick(), period)
+    assert [s.destination for s in sends(out, BeginQuorumEpochRequest)] == [1]  # voter 2's first is outstanding

@@ -42,15 +42,15 @@ def example() -> dict[str, Any]:
 
 
 # Follower 2 of leader 1 in epoch 1 holds offsets 0-1 of epoch 1. Candidate 3 (epoch 2) has only offset 0
-# of epoch 1: refused (its log is shorter in the same last epoch, §3.4 step 8); candidate 1 is as long: granted.
+# of epoch 1: refused (its log is shorter in the same last epoch, §3.4 step 8), then the Unattached node fetches
+# from the bootstrap server its draw picks (voter 3); candidate 1 is as long: granted.
 VOTES = raft_trace(
     {"explicit": {"local_id": 2, "quorum_state": {"epoch": 1, "leader_id": 1},
                   "log": [{"epoch": 1, "record": LEADER_CHANGE}, {"epoch": 1, "record": "a"}]}},
-    {"input": {"action": "vote_request", "now": 100,
+    {"input": {"action": "vote_request", "now": 100, "bootstrap": 2,
                "message": {"replica_id": 3, "replica_epoch": 2, "last_offset_epoch": 1, "last_offset": 1}},
      "output": {"response": {"sends": [
          {"destination": 3, "type": "VoteResponse", "leader_epoch": 2, "leader_id": -1, "vote_granted": False},
-         {"destination": 1, "type": "FetchRequest", "current_leader_epoch": 2},
          {"destination": 3, "type": "FetchRequest", "current_leader_epoch": 2}]}},
      "post": {"role": "Unattached", "epoch": 2, "voted_key": None,
               "quorum_state_file": {"epoch": 2, "leader_id": -1, "voted_key": None}}},

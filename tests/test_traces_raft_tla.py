@@ -27,9 +27,9 @@ from kraftspec.traces.replay import replay
 BUNDLED = Path(jsonl.__file__).parent / "tla" / "raft.jsonl.gz"
 SEED, WALKS = 20261124, 2500  # the bundle: kraftspec generate tla --component raft --traces 2500 --seed 20261124
 SHOWN = {  # mutant -> (a bundled trace that shows it, the step flagged, its rule, the first differing field)
-    "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-2", 8, "_on_fetch_request", "response.sends[0].high_watermark"),
-    "raft_hw_from_minority": ("tla-raft-walk-20261124-2", 5, "_on_vote_response", "post.high_watermark"),
-    "raft_reset_last_fetched_epoch": ("tla-raft-walk-20261124-27", 3, "_on_fetch_response",
+    "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-40", 4, "_on_fetch_request", "response.sends[0].high_watermark"),
+    "raft_hw_from_minority": ("tla-raft-walk-20261124-10", 3, "_on_vote_response", "post.high_watermark"),
+    "raft_reset_last_fetched_epoch": ("tla-raft-walk-20261124-33", 5, "_on_fetch_response",
                                       "response.sends[0].last_fetched_epoch"),
     "raft_restart_as_leader": ("tla-raft-cover-20261124-0", 4, "restart", "post.role"),
 }
@@ -98,7 +98,7 @@ def test_the_covering_set_takes_every_transition_of_every_node(graph: nx.MultiDi
     for node in recorder.nodes:
         every = {raft_tla.cover_key(recorder, node, "kinds", edge) for edge in edges} - {None}
         assert every <= taken[node], node
-    assert sum(len(taken[n] - {None}) for n in recorder.nodes) == 180
+    assert sum(len(taken[n] - {None}) for n in recorder.nodes) == 258
     assert not recorder.ended  # no path was cut short: every transition taken is in a trace
 
 

@@ -163,12 +163,12 @@ def _sends_match(sends: tuple[Send, ...], stated: Any) -> bool:
     return True
 
 
-def _stepped(node: raft.RaftNode, message: Any, now: int, jitter: int,
+def _stepped(node: raft.RaftNode, message: Any, now: int, jitter: int, bootstrap: int,
              step: Step) -> tuple[raft.RaftNode, Sequence[dict[str, Any]]]:
     """The node after ``message`` and its sends as the trace states them: the stated list itself when equal (the
     replay then sees the response match at once), else the reference's sends as JSON, projected (the diff decides)."""
     try:
-        node, sends = raft.step(node, message, now, jitter)
+        node, sends = raft.step(node, message, now, jitter, bootstrap)
     except RaftFatalError as exc:  # Kafka's client throws and stops: the reference takes no such input
         raise RuntimeError(f"RaftFatalError: {exc}") from exc
     stated = step.response.get("sends") if step.response is not None else None
@@ -186,19 +186,19 @@ def run(node: raft.RaftNode, clock: int, step: Step) -> Outcome:
     args, action = step.input, step.action
     if action == "advance_clock":
         return node, args["now"], None, ()
-    now, jitter = args.get("now", clock), args.get("jitter", 0)
+    now, jitter, bootstrap = args.get("now", clock), args.get("jitter", 0), args.get("bootstrap", 0)
     if action == "restart":
         return raft.restart(node, now, jitter), now, Sends(()), ()
     if action == "append":
         try:
-            node, sends = _stepped(node, Append(args["records"]), now, jitter, step)
+            node, sends = _stepped(node, Append(args["records"]), now, jitter, bootstrap, step)
         except NotLeaderError:
             return node, now, AppendResult((), None), ()
         return node, now, AppendResult(sends, node.log.end_offset - 1), ()
     message = args["message"] if "message" in args else Resign(args["epoch"]) if action == "resign" else Tick()
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])
-    node, sends = _stepped(node, message, now, jitter, step)
+    node, sends = _stepped(node, message, now, jitter, bootstrap, step)
     return node, now, Sends(sends), ()
 
 

@@ -50,9 +50,9 @@ class _Quorum:
 
     def deliver(self, n: int, message: Any) -> None:
         """Node ``n`` handles one input; the recorded node's becomes a step (its sends and post-state)."""
-        jitter = self.jitter()
+        jitter, bootstrap = self.jitter(), self.rng.randrange(len(VOTERS))
         try:
-            node, sends = raft.step(self.nodes[n], message, self.now, jitter)
+            node, sends = raft.step(self.nodes[n], message, self.now, jitter, bootstrap)
         except (RaftFatalError, ValueError):  # a mutant broke the protocol: the input is lost
             self.failed = self.failed or n == self.recorded
             return
@@ -60,11 +60,11 @@ class _Quorum:
         self.in_flight.extend(s for s in sends if s.destination in self.nodes)
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
         if n == self.recorded:
-            self._record(message, jitter, tuple(map(sent, sends)))
+            self._record(message, jitter, bootstrap, tuple(map(sent, sends)))
 
-    def _record(self, message: Any, jitter: int, sends: tuple[dict[str, Any], ...]) -> None:
+    def _record(self, message: Any, jitter: int, bootstrap: int, sends: tuple[dict[str, Any], ...]) -> None:
         """The recorded node's input as ``raft_replay.run`` reads it, with the response it gives."""
-        timed = {"now": self.now, "jitter": jitter}
+        timed = {"now": self.now, "jitter": jitter, "bootstrap": bootstrap}
         response: Any = Sends(sends)
         if isinstance(message, Append):
             action, args = "append", {"records": message.records, **timed}

@@ -15,9 +15,11 @@ state (``agree_raft.project``); each edge's last step states as ``post`` what th
   pre-vote from the lowest other voter makes it Candidate (the spec takes the pre-vote of KIP-996 as won);
   of a Resigned leader: a ``tick`` at its deadline.
 * Timers: the node runs Kafka's default timeouts with ``fetch_max_wait_ms`` 0 (nothing is parked) and jitter
-  0, and the clock stands still except at a ``Timeout``. The poll ``raft.step`` runs after each input,
-  which ``agree_raft`` skips, then fires no timer (every deadline is later) and only sends the requests its
-  role sends to peers with none outstanding (BeginQuorumEpoch as soon as a leader is elected): these
+  0, and the clock stands still except at a ``Timeout``. A step's bootstrap draw (``raft.step``'s ``bootstrap``)
+  is the one that makes the node's poll fetch from the voter whose Fetch response the path hands it next.
+  The poll ``raft.step`` runs after each input, which ``agree_raft`` skips, then fires no timer (every
+  deadline is later) and only sends the requests its role sends with none outstanding (BeginQuorumEpoch as
+  soon as a leader is elected, one Fetch to the leader or the drawn bootstrap server): these
   are the trace's outputs, and they change no projected state. No clock and jitter make that poll silent
   (a state change empties the in-flight requests, then the poll sends), so the spec's ``RequestVote``,
   ``SendFetch`` and ``SendBeginQuorumEpoch`` are the environment: they stand for requests the node
@@ -185,6 +187,11 @@ def _timeout_steps(point: Point) -> list[Step]:
     return [tick, Step("tick", {}), Step("vote_response", {"message": granted})]
 
 
+def _drawn(step: Step, draw: int) -> Step:
+    """``step`` with the bootstrap draw ``draw`` (left out when 0; a restart does not poll, so takes none)."""
+    return step if not draw or step.action == "restart" else Step(step.action, {**step.input, "bootstrap": draw})
+
+
 def _run(point: Point, steps: list[Step]) -> Optional[tuple[Point, list[Step]]]:
     """The steps replayed from ``point`` with the reference's outputs; None if the reference refuses one."""
     node, clock, recorded = point.node, point.clock, []
@@ -248,14 +255,28 @@ class Recorder:
         sends = steps[-1].response.get("sends", []) if steps and steps[-1].response else []
         return all(any(answers(s, reply) for s in sends) for reply in added)
 
+    def _draw(self, path: list[Edge], position: int, node: int) -> int:
+        """The bootstrap draw that makes the node's next poll fetch from where the path answers it: the index among
+        the voters of the source of the next Fetch response the path hands to ``node`` after ``position`` (else 0).
+        The steps made for an edge poll with the draw for that edge, the last one with the draw for the next."""
+        for edge in path[position + 1:]:
+            if edge[2] == "HandleFetchResponse":
+                (m,), _ = bag_change(self.graph.nodes[edge[0]]["state"], self.graph.nodes[edge[1]]["state"])
+                if m["dst"] == node:
+                    return self.voters.index(m["src"])
+        return 0
+
     def trace(self, path: list[Edge], node: int, trace_id: str, meta: dict[str, Any]) -> Trace:
         """The trace of ``node`` along a path from the initial state (ended before an edge it cannot make)."""
         obj = explicit(node, self.voters)
         point, steps = Point(explicit_state(obj), 0), []
-        for edge in path:
+        for position, edge in enumerate(path):
             candidates = self._candidates(point, edge, node)
             if candidates is None:
                 continue
+            here, then = self._draw(path, position - 1, node), self._draw(path, position, node)
+            candidates = [[_drawn(step, here) for step in candidate[:-1]] + [_drawn(candidate[-1], then)]
+                          for candidate in candidates]
             wanted = self.view(edge[1], node)
             match = next((found for found in (_run(point, c) for c in candidates)
                           if found is not None and node_view(found[0].node) == wanted
@@ -288,8 +309,7 @@ COVERS: dict[str, Callable[[Recorder, int, Edge], Hashable]] = {
     "kinds": node_edge,
 }
 """What the covering set takes at least once for each node, among the edges that change it: every edge of TLC's
-graph (19,413 paths without walks), or every transition as the node sees it (``node_edge``: 180 under
-``KRaftQuorum.cfg``)."""
+graph, or every transition as the node sees it (``node_edge``: 258 under ``KRaftQuorum.cfg``, 228 paths)."""
 
 
 def cover_key(recorder: Recorder, node: int, cover: str, edge: Edge) -> Hashable:

@@ -1,7 +1,7 @@
 """The raft component of trace format v1: one KRaft quorum node's view (kraft-semantics §3, KIP-595 as in Kafka 4.x).
 
 A raft trace is what ONE node (the implementation under test) received and sent. Each input is a
-message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter)``
+message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter, bootstrap)``
 (action ``vote_request``, ``fetch_response``, ... after the message's class), a timer poll (``tick``),
 a leader append (``append``), ``resign``, a crash and restart (``restart``, ``raft.restart``) or
 ``advance_clock``. The output is the list of messages the node sent (``response.sends``); Raft writes
@@ -41,10 +41,11 @@ from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require, to_json
 
 _TIMED = {"now": (int, False), "jitter": (int, False)}
+_POLLED = {**_TIMED, "bootstrap": (int, False)}  # inputs ``raft.step`` polls after: the bootstrap server's draw
 
 
 def _message(cls: type) -> dict[str, tuple[Any, bool]]:
-    return {"message": (cls, True), **_TIMED}
+    return {"message": (cls, True), **_POLLED}
 
 
 ACTIONS: dict[str, Action] = {a.name: a for a in (
@@ -56,9 +57,9 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("end_quorum_epoch_request", "raft._on_end_quorum_epoch", _message(EndQuorumEpochRequest)),
     Action("quorum_epoch_response", "raft._on_quorum_epoch_response", _message(QuorumEpochResponse)),
     Action("describe_quorum_request", "raft._on_describe_quorum", _message(DescribeQuorumRequest)),
-    Action("tick", "raft._poll", _TIMED),
-    Action("append", "raft._on_append", {"records": (tuple, True), **_TIMED}),
-    Action("resign", "raft._on_resign", {"epoch": (int, True), **_TIMED}),
+    Action("tick", "raft._poll", _POLLED),
+    Action("append", "raft._on_append", {"records": (tuple, True), **_POLLED}),
+    Action("resign", "raft._on_resign", {"epoch": (int, True), **_POLLED}),
     Action("restart", "raft.restart", _TIMED),
     Action("advance_clock", "advance_clock", {"now": (int, True)}),
 )}

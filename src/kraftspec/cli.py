@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     def tlc_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per TLC run (default 900)")
+        sub.add_argument("--timeout", type=float, default=2400.0, help="seconds allowed per TLC run (default 2400)")
         sub.add_argument("--workers", type=int, default=2, help="TLC worker threads (default 2)")
 
     main = add("main", cmd_main, "run the main job: TLC, agreement and scenarios, with a short report")
