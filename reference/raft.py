@@ -13,12 +13,12 @@ observer) discovers it by fetching from one bootstrap server at a time (KAFKA-17
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from kraftspec.reference import raft_leader, raft_log, raft_rules, raft_state
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, dict_setter, evolve
+from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, builder, evolve, evolver, slotted
 from kraftspec.reference.raft_log import RaftLog
 from kraftspec.reference.raft_messages import (
     METADATA_PARTITION,
@@ -62,6 +62,7 @@ NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error ind
                       "is not a replica of the topic partition.")
 
 
+@slotted
 @dataclass(frozen=True)
 class RaftNode:
     """A quorum member or observer: static voters, its state, its log, the quorum-state file, in-flight requests.
@@ -77,7 +78,7 @@ class RaftNode:
     state: QuorumState
     log: RaftLog
     stored: ElectionState
-    inflight: FrozenMap[int, tuple[int, int]] = field(default_factory=FrozenMap)
+    inflight: FrozenMap[int, tuple[int, int]] = EMPTY_MAP
     next_correlation_id: int = 1
     directory_id: Optional[str] = None
     cluster_id: Optional[str] = None
@@ -413,12 +414,9 @@ def _fetch_error_response(node: RaftNode, error: Errors, req: FetchRequest,
                          req.correlation_id)
 
 
-# ``assemble`` without a Python call on the fetch path: a new instance, then its class's dict setter.
-_new = object.__new__
-_set_node_dict = dict_setter(RaftNode)
-_set_response_dict = dict_setter(FetchResponse)
-_set_send_dict = dict_setter(Send)
-_FETCH_RESPONSE = {**vars(FetchResponse(-1))}  # a FetchResponse's fields in order, with their defaults
+_fetch_response = builder(FetchResponse)
+_send = builder(Send)
+_evolve_node = evolver(RaftNode)
 
 
 def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[RaftNode, FetchResponse]:
@@ -441,20 +439,10 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
                                    diverging, (), req.correlation_id)
     config = node.config
     leader = raft_leader.update_replica_state(state, req.replica_id, fetch_offset, now, config)
-    fields = {**node.__dict__}
-    fields["state"] = leader
-    response = _FETCH_RESPONSE.copy()  # a copy and 7 stores cost less than an 11-key literal
-    response["source"] = response["leader_id"] = local
-    response["leader_epoch"] = leader.epoch
-    response["leader_endpoints"] = endpoints
-    response["high_watermark"] = leader.high_watermark
-    response["records"] = log.entries[fetch_offset:fetch_offset + config.fetch_max_records]  # ``read``, uncommitted
-    response["correlation_id"] = req.correlation_id
-    node = _new(RaftNode)
-    _set_node_dict(node, fields)
-    answer = _new(FetchResponse)
-    _set_response_dict(answer, response)
-    return node, answer
+    records = log.entries[fetch_offset:fetch_offset + config.fetch_max_records]  # ``read``, uncommitted
+    return _evolve_node(node, state=leader), _fetch_response(
+        local, _NONE, _NONE, leader.epoch, local, endpoints, leader.high_watermark, 0, NO_DIVERGING_EPOCH, records,
+        req.correlation_id)
 
 
 def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -476,9 +464,7 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
     node, resp = _try_complete_fetch(node, req, now)
     if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not _NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
-        send = _new(Send)
-        _set_send_dict(send, {"destination": src, "message": resp})
-        out.append(send)
+        out.append(_send(src, resp))
     else:
         leader = node.state
         node = evolve(node, state=evolve(leader, parked=leader.parked + (ParkedFetch(src, req, now + req.max_wait_ms),)))

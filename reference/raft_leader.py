@@ -9,16 +9,14 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kraftspec.reference import raft_rules, raft_state
-from kraftspec.reference.frozen import FrozenMap, dict_setter, evolve
+from kraftspec.reference.frozen import FrozenMap, builder, evolve, evolver, slotted
 from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 _NO_VOTERS: frozenset[int] = frozenset()
 _UNKNOWN_REPLICA = ReplicaState()
-# ``assemble`` without a Python call on the fetch path: a new instance, then its class's dict setter.
-_new = object.__new__
-_set_leader_dict = dict_setter(Leader)
-_set_replica_dict = dict_setter(ReplicaState)
+_replica_state = builder(ReplicaState)
+_evolve_leader = evolver(Leader)
 
 
 def _with_high_watermark(leader: Leader, voter_states: Mapping[int, ReplicaState]) -> int:
@@ -67,33 +65,26 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
         elif (state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset
               and last_fetch > caught_up):
             caught_up = last_fetch
-    followed = _new(ReplicaState)
-    _set_replica_dict(followed, {"end_offset": fetch_offset, "last_fetch_ms": now if now > last_fetch else last_fetch,
-                                 "last_fetch_leader_end_offset": leader_end, "last_caught_up_ms": caught_up,
-                                 "acknowledged": True})
-    fields = {**leader.__dict__}  # a combined dict (a split one would defeat attribute caching)
+    followed = _replica_state(fetch_offset, now if now > last_fetch else last_fetch, leader_end, caught_up, True)
     if voter is None:
         states = {**leader.observer_states}
         states[replica_id] = followed
-        fields["observer_states"] = FrozenMap(states)
-        new = _new(Leader)
-        _set_leader_dict(new, fields)
-        return new
+        return _evolve_leader(leader, observer_states=FrozenMap(states))
     states = {**voters}
     states[replica_id] = followed
-    fields["voter_states"] = FrozenMap(states)
     fetched = leader.fetched_voters
     new_fetcher = replica_id not in fetched
+    deadline = leader.check_quorum_deadline
     if raft_rules.check_quorum_reached(len(states), len(fetched) + new_fetcher, own is not None):
-        fields["fetched_voters"] = _NO_VOTERS
-        fields["check_quorum_deadline"] = now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
+        fetched = _NO_VOTERS
+        deadline = now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
     elif new_fetcher:
-        fields["fetched_voters"] = fetched | {replica_id}
-    if fetch_offset > leader.high_watermark and fetch_offset != voter.end_offset:
-        fields["high_watermark"] = _with_high_watermark(leader, states)
-    new = _new(Leader)
-    _set_leader_dict(new, fields)
-    return new
+        fetched = fetched | {replica_id}
+    high_watermark = leader.high_watermark
+    if fetch_offset > high_watermark and fetch_offset != voter.end_offset:
+        high_watermark = _with_high_watermark(leader, states)
+    return _evolve_leader(leader, voter_states=FrozenMap(states), fetched_voters=fetched, check_quorum_deadline=deadline,
+                          high_watermark=high_watermark)
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:
@@ -131,6 +122,7 @@ def voters_by_descending_end_offset(leader: Leader) -> tuple[int, ...]:
     return tuple(v for _, v in sorted(others, key=lambda p: (-p[0], p[1])))
 
 
+@slotted
 @dataclass(frozen=True)
 class ReplicaDescription:
     """``DescribeQuorumResponseData.ReplicaState`` (§3.10)."""

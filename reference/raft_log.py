@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from kraftspec.reference import raft_rules
+from kraftspec.reference.frozen import slotted
 
 
+@slotted
 @dataclass(frozen=True)
 class LogEntry:
     """One record: the epoch of the batch that wrote it and its value (data, or a control message)."""
@@ -20,6 +22,7 @@ class LogEntry:
     record: Any = None
 
 
+@slotted
 @dataclass(frozen=True)
 class RaftLog:
     """Entries at offsets 0..LEO-1, the epoch cache ((epoch, start offset) ascending) and the flushed end."""

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import slotted
 from kraftspec.reference.raft_log import LogEntry
 
 METADATA_PARTITION = ("__cluster_metadata", 0)
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
+@slotted
 @dataclass(frozen=True)
 class VoteRequest:
     """Vote request partition data (v2: ``pre_vote``); ``voter_id`` / ``voter_directory_id`` name the addressee."""
@@ -35,6 +37,7 @@ class VoteRequest:
     correlation_id: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class VoteResponse:
     """Vote response: top-level error, partition error, the receiver's epoch/leader/endpoints, ``vote_granted``."""
@@ -49,6 +52,7 @@ class VoteResponse:
     correlation_id: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class FetchRequest:
     """Fetch of ``__cluster_metadata-0`` by a replica: position (offset, last fetched epoch) and its epoch."""
@@ -69,6 +73,7 @@ class FetchRequest:
 NO_DIVERGING_EPOCH = (-1, -1)
 
 
+@slotted
 @dataclass(frozen=True)
 class FetchResponse:
     """Fetch response: current leader, HW (-1 none), divergingEpoch (epoch, endOffset) or (-1, -1), records."""
@@ -86,6 +91,7 @@ class FetchResponse:
     correlation_id: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class BeginQuorumEpochRequest:
     """The new leader announces itself to a voter (``voter_id`` / ``voter_directory_id`` name the addressee)."""
@@ -100,6 +106,7 @@ class BeginQuorumEpochRequest:
     correlation_id: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class EndQuorumEpochRequest:
     """A resigning leader tells voters to elect a successor, listing the preferred ones first."""
@@ -112,6 +119,7 @@ class EndQuorumEpochRequest:
     correlation_id: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class QuorumEpochResponse:
     """BeginQuorumEpoch / EndQuorumEpoch response (same shape): the receiver's epoch, leader, endpoints."""
@@ -126,6 +134,7 @@ class QuorumEpochResponse:
     correlation_id: int = 0
 
 
+@slotted
 @dataclass(frozen=True)
 class DescribeQuorumRequest:
     """DescribeQuorum for one partition from an admin client ``source`` (the response goes back to it)."""
@@ -135,6 +144,7 @@ class DescribeQuorumRequest:
     version: int = 2
 
 
+@slotted
 @dataclass(frozen=True)
 class DescribeQuorumResponse:
     """DescribeQuorum response; ``current_voters`` / ``observers`` hold ``raft_leader.ReplicaDescription``;
@@ -151,11 +161,13 @@ class DescribeQuorumResponse:
     nodes: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
+@slotted
 @dataclass(frozen=True)
 class Tick:
     """A poll: expire whichever timer is due at ``now`` and send what is due."""
 
 
+@slotted
 @dataclass(frozen=True)
 class Append:
     """``scheduleAppend`` of data records; only a leader accepts them (appended and flushed at once)."""
@@ -163,6 +175,7 @@ class Append:
     records: tuple[Any, ...]
 
 
+@slotted
 @dataclass(frozen=True)
 class Resign:
     """``resign(epoch)`` / graceful shutdown of a leader."""
@@ -170,6 +183,7 @@ class Resign:
     epoch: int
 
 
+@slotted
 @dataclass(frozen=True)
 class Send:
     """An output: ``message`` to ``destination`` (a node id)."""

@@ -8,11 +8,11 @@ KIP-595 has a separate Voted state and no Prospective/Resigned; Kafka 4.x is fol
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from kraftspec.reference import raft_rules
-from kraftspec.reference.frozen import FrozenMap, evolve
+from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve, slotted
 
 NO_LEADER = -1
 NEVER = 2**63 - 1  # a timer that never expires (Kafka's Long.MAX_VALUE)
@@ -22,6 +22,7 @@ class IllegalTransition(ValueError):
     """A transition ``QuorumState`` forbids; the message names both states and the rule."""
 
 
+@slotted
 @dataclass(frozen=True)
 class QuorumConfig:
     """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout."""
@@ -62,6 +63,7 @@ def election_deadline(config: QuorumConfig, now: int, jitter: int, is_voter: boo
     return now + config.election_timeout_ms + jitter % config.election_timeout_ms
 
 
+@slotted
 @dataclass(frozen=True)
 class ReplicaKey:
     """A replica: node id and (kraft.version 1) directory id."""
@@ -70,6 +72,7 @@ class ReplicaKey:
     directory_id: Optional[str] = None
 
 
+@slotted
 @dataclass(frozen=True)
 class ElectionState:
     """``ElectionState``: what the quorum-state file holds (epoch, leader or -1, voted key)."""
@@ -79,6 +82,7 @@ class ElectionState:
     voted_key: Optional[ReplicaKey] = None
 
 
+@slotted
 @dataclass(frozen=True)
 class Unattached:
     """No leader known to follow; optionally a known leader id (without endpoints) or a vote cast."""
@@ -91,6 +95,7 @@ class Unattached:
     role = raft_rules.UNATTACHED
 
 
+@slotted
 @dataclass(frozen=True)
 class Prospective:
     """Pre-vote phase in the same epoch; remembers the leader, its endpoints and the vote (KIP-996)."""
@@ -106,6 +111,7 @@ class Prospective:
     role = raft_rules.PROSPECTIVE
 
 
+@slotted
 @dataclass(frozen=True)
 class Candidate:
     """Standard vote phase at epoch+1, voted for itself; after losing it waits out its election timeout."""
@@ -118,6 +124,7 @@ class Candidate:
     role = raft_rules.CANDIDATE
 
 
+@slotted
 @dataclass(frozen=True)
 class ReplicaState:
     """``LeaderState.ReplicaState``: what the leader knows of one replica (-1 = unknown)."""
@@ -129,6 +136,7 @@ class ReplicaState:
     acknowledged: bool = False
 
 
+@slotted
 @dataclass(frozen=True)
 class ParkedFetch:
     """A Fetch the leader holds until records, an HW change or its deadline (§3.7)."""
@@ -138,6 +146,7 @@ class ParkedFetch:
     deadline: int
 
 
+@slotted
 @dataclass(frozen=True)
 class Leader:
     """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers."""
@@ -150,7 +159,7 @@ class Leader:
     check_quorum_deadline: int
     begin_quorum_deadline: int
     high_watermark: int = -1
-    observer_states: FrozenMap[int, ReplicaState] = field(default_factory=FrozenMap)
+    observer_states: FrozenMap[int, ReplicaState] = EMPTY_MAP
     fetched_voters: frozenset[int] = frozenset()
     parked: tuple[ParkedFetch, ...] = ()
     role = raft_rules.LEADER
@@ -161,6 +170,7 @@ class Leader:
         return self.local_id
 
 
+@slotted
 @dataclass(frozen=True)
 class Follower:
     """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes)."""
@@ -175,6 +185,7 @@ class Follower:
     role = raft_rules.FOLLOWER
 
 
+@slotted
 @dataclass(frozen=True)
 class Resigned:
     """A leader that resigned or restarted: same epoch, never votes for anyone in it (B.11)."""
