@@ -80,6 +80,16 @@ def assembler(cls: type[T]) -> Callable[[dict[str, Any]], T]:
     return build
 
 
+def _init_parameters(first: str, fields: Iterable[dataclasses.Field[Any]], namespace: dict[str, Any]) -> str:
+    """The parameter list of a dataclass's generated ``__init__`` after ``first``: positional fields, then ``*`` and the
+    keyword-only ones; each default is bound in ``namespace`` as ``_default_<name>``."""
+    positional, keyword = [], []
+    for f in fields:
+        if f.default is not dataclasses.MISSING:
+            namespace[f"_default_{f.name}"] = f.default
+        (keyword if f.kw_only else positional).append(f.name if f.default is dataclasses.MISSING else f"{f.name}=_default_{f.name}")
+    return ", ".join([first, *positional, *(["*", *keyword] if keyword else [])])
+
 def dict_init(cls: type[T]) -> type[T]:
     """Class decorator, applied above ``@dataclass(frozen=True)``: a constructor that sets the instance dict in one
     step, as :func:`assemble` does, instead of one ``object.__setattr__`` per field (about 40% less for five fields
@@ -88,12 +98,7 @@ def dict_init(cls: type[T]) -> type[T]:
     if hasattr(cls, "__post_init__") or any(f.default_factory is not dataclasses.MISSING or not f.init for f in fields):
         raise TypeError(f"{cls.__name__}: dict_init needs plain fields and no __post_init__")
     namespace: dict[str, Any] = {"_set_dict": dict_setter(cls)}
-    positional, keyword = [], []
-    for f in fields:
-        if f.default is not dataclasses.MISSING:
-            namespace[f"_default_{f.name}"] = f.default
-        (keyword if f.kw_only else positional).append(f.name if f.default is dataclasses.MISSING else f"{f.name}=_default_{f.name}")
-    parameters = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
+    parameters = _init_parameters("self", fields, namespace)
     values = ", ".join(f"{f.name!r}: {f.name}" for f in fields)
     exec(f"def __init__({parameters}) -> None:\n    _set_dict(self, {{{values}}})\n", namespace)  # as dataclasses does
     init = namespace["__init__"]
@@ -164,12 +169,7 @@ def _constructor(cls: type, base: type, fields: tuple[dataclasses.Field[Any], ..
     """The ``__new__`` of a :func:`slotted` class: the dataclass ``__init__``'s signature and defaults, the fields
     set as :func:`builder` sets them, then ``__post_init__`` if the class has one (``__init__`` is ``object``'s)."""
     namespace: dict[str, Any] = {"_new": _new, "_base": base}
-    positional, keyword = [], []
-    for f in fields:
-        if f.default is not dataclasses.MISSING:
-            namespace[f"_default_{f.name}"] = f.default
-        (keyword if f.kw_only else positional).append(f.name if f.default is dataclasses.MISSING else f"{f.name}=_default_{f.name}")
-    parameters = ", ".join(["cls", *positional, *(["*", *keyword] if keyword else [])])
+    parameters = _init_parameters("cls", fields, namespace)
     stores = "".join(f"    new.{f.name} = {f.name}\n" for f in fields)
     post_init = "    new.__post_init__()\n" if hasattr(cls, "__post_init__") else ""
     exec(f"def __new__({parameters}):\n    new = _new(_base)\n{stores}    new.__class__ = cls\n{post_init}    return new\n",
