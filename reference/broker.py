@@ -27,7 +27,7 @@ from kraftspec.reference.broker_registration import (
 )
 from kraftspec.reference.broker_rules import BrokerControlState
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, assembler, dict_init, evolve
+from kraftspec.reference.frozen import FrozenMap, builder, dict_init, evolve, slotted
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
 from kraftspec.reference.partition_creation import create_partition
 from kraftspec.reference.records import (
@@ -79,7 +79,7 @@ KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True, True)
 BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)}
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class HeartbeatState:
     """``BrokerHeartbeatState``: the active controller's soft state for one broker (§1.2)."""
@@ -98,7 +98,7 @@ def _untouched_entry(fenced: bool) -> HeartbeatState:
     return _UNTOUCHED[fenced] if type(fenced) is bool else HeartbeatState(fenced=fenced)
 
 
-@dict_init
+@slotted
 @dataclass(frozen=True)
 class ClusterControl:
     """The controller's state for brokers: hard state (rebuilt from the log) and the active controller's soft state.
@@ -135,16 +135,24 @@ class ClusterControl:
 def _touched_entry(entry: HeartbeatState, fenced: bool, metadata_offset: int) -> HeartbeatState:
     """``touch`` on one entry: fencing clears the controlled-shutdown offset (§1.2).
 
-    Built without the frozen-dataclass ``__init__``: the heartbeat hot path makes one per call.
+    Built by the positional builder: the heartbeat hot path makes one per call.
     """
-    return _heartbeat_state({
-        "fenced": fenced, "metadata_offset": metadata_offset,
-        "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset})
+    return _heartbeat_state(fenced, metadata_offset,
+                            broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset)
 
 
 _bind = dict.__setitem__  # binds a key in a FrozenMap copy not yet shared (``FrozenMap.set`` inlined)
-_heartbeat_state = assembler(HeartbeatState)  # the frozen-dataclass constructors of the heartbeat hot path
-_cluster_control = assembler(ClusterControl)
+_heartbeat_state = builder(HeartbeatState)  # the positional constructors of the hot paths (every field, in order)
+_cluster_control = builder(ClusterControl)
+
+
+def _with_soft_state(state: ClusterControl, active: bool, sessions: FrozenMap[tuple[int, int], int],
+                     heartbeats: FrozenMap[int, HeartbeatState]) -> ClusterControl:
+    """``evolve(state, active=..., sessions=..., heartbeats=...)`` by the positional builder, every field in declared
+    order: the soft state a heartbeat or a failover replaces (§1.2), on the paths taken once per step."""
+    return _cluster_control(state.cluster_id, state.finalized_features, state.session_timeout, state.behaviour, active,
+                            state.next_offset, state.brokers, state.register_offsets, sessions, heartbeats,
+                            state.topics, state.partitions)
 
 
 @dict_init
@@ -156,6 +164,7 @@ class Output(Generic[R]):
     records: Written = ()
 
 
+@slotted
 @dataclass(frozen=True)
 class BrokerRegistrationRequest:
     """BrokerRegistration RPC (apiKey 62, v0–4) as the controller sees it (§1.3)."""
@@ -182,6 +191,7 @@ class BrokerRegistrationResponse:
     message: Optional[str] = None
 
 
+@slotted
 @dataclass(frozen=True)
 class BrokerHeartbeatRequest:
     """BrokerHeartbeat RPC (apiKey 63, v0–2) (§1.5)."""
@@ -548,7 +558,7 @@ def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: in
     if entry.controlled_shutdown_offset >= 0:
         return state
     return evolve(state, heartbeats=state.heartbeats.set(
-        broker_id, HeartbeatState(entry.fenced, entry.metadata_offset, offset)))
+        broker_id, _heartbeat_state(entry.fenced, entry.metadata_offset, offset)))
 
 
 def active_brokers(state: ClusterControl) -> list[int]:
@@ -642,26 +652,25 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
     if register_offset is None or registration is None or registration.epoch != epoch:
-        return evolve(state, sessions=sessions), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
+        return _with_soft_state(state, True, sessions, state.heartbeats), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
     offset = request.current_metadata_offset
     caught_up = broker_rules.is_caught_up(offset, register_offset)
     entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
     current, following = _transition(state, broker_id, entry, request, caught_up)
     if current is following and not request.offline_log_dirs:  # the steady state: session and offset change
-        # ``evolve`` and ``_touched_entry`` spelled out: one dict copy, no keyword arguments
-        fields = state.__dict__.copy()
-        fields["sessions"] = sessions
-        if entry.metadata_offset != offset:
+        heartbeats = state.heartbeats
+        if entry.metadata_offset != offset:  # ``touched_heartbeats`` inlined: a fresh copy, bound before it is shared
             fenced = following.fenced
-            fields["heartbeats"] = heartbeats = FrozenMap(state.heartbeats)
-            _bind(heartbeats, broker_id, _heartbeat_state({
-                "fenced": fenced, "metadata_offset": offset,
-                "controlled_shutdown_offset": broker_rules.NO_CONTROLLED_SHUTDOWN if fenced
-                else entry.controlled_shutdown_offset}))
-        return _cluster_control(fields), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
+            heartbeats = FrozenMap(heartbeats)
+            _bind(heartbeats, broker_id, _heartbeat_state(
+                fenced, offset, broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset))
+        # ``_with_soft_state(state, True, sessions, heartbeats)`` inlined: the hottest path
+        return _cluster_control(state.cluster_id, state.finalized_features, state.session_timeout, state.behaviour,
+                                True, state.next_offset, state.brokers, state.register_offsets, sessions, heartbeats,
+                                state.topics, state.partitions), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
     # Kafka generates every record of the heartbeat and touches the entry before any record is replayed.
     records = _transition_records(state, broker_id, current, following)
-    state = evolve(state, sessions=sessions, heartbeats=touched_heartbeats(state, broker_id, following.fenced, offset))
+    state = _with_soft_state(state, True, sessions, touched_heartbeats(state, broker_id, following.fenced, offset))
     if request.offline_log_dirs and mv.is_directory_assignment_supported(state.metadata_version):
         records += directories_offline_records(state, broker_id, request.offline_log_dirs)
     state, written = _append(state, records)
@@ -727,7 +736,7 @@ def fence_stale_broker(state: ClusterControl, now: int,
     records = broker_fenced_records(state, broker_id)
     hb = state.heartbeats[broker_id]
     state = evolve(state, heartbeats=state.heartbeats.set(
-        broker_id, HeartbeatState(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
+        broker_id, _heartbeat_state(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
     state, written = _append(state, records)
     return state, Output(StaleBrokerFencing(key, True), written)
 
@@ -759,7 +768,7 @@ def unregister_broker(state: ClusterControl, broker_id: int, *,
 
 def deactivate(state: ClusterControl) -> ClusterControl:
     """Losing leadership drops all soft state: heartbeat entries and sessions (§1.2)."""
-    return _cluster_control({**state.__dict__, "active": False, "heartbeats": _EMPTY, "sessions": _EMPTY})
+    return _with_soft_state(state, False, _EMPTY, _EMPTY)
 
 
 def activate(state: ClusterControl, now: int) -> ClusterControl:
@@ -772,8 +781,7 @@ def activate(state: ClusterControl, now: int) -> ClusterControl:
         heartbeats[b.broker_id] = _untouched_entry(b.fenced)
         if not b.fenced or for_fenced:
             sessions[(b.broker_id, b.epoch if keyed else LEGACY_SESSION_EPOCH)] = now  # _session_key, inlined
-    return _cluster_control({**state.__dict__, "active": True, "heartbeats": FrozenMap(heartbeats),
-                             "sessions": FrozenMap(sessions)})
+    return _with_soft_state(state, True, FrozenMap(sessions), FrozenMap(heartbeats))
 
 
 def create_topic(state: ClusterControl, topic: TopicInfo,

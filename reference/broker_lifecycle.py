@@ -9,7 +9,7 @@ additionally gives up (shuts down) when no registration succeeded within
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Optional, Union
 
@@ -20,6 +20,7 @@ from kraftspec.reference.broker import (
     BrokerRegistrationResponse,
 )
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import evolve, slotted
 
 
 class BrokerState(IntEnum):
@@ -52,6 +53,7 @@ class LifecycleConfig:
     first_shutdown_heartbeat_delay: int = 50
 
 
+@slotted
 @dataclass(frozen=True)
 class BrokerLifecycle:
     """One broker process: its state, epoch, and when it next talks to the controller."""
@@ -79,9 +81,9 @@ Request = Union[BrokerRegistrationRequest, BrokerHeartbeatRequest]
 
 def start(lifecycle: BrokerLifecycle, now: int, previous_broker_epoch: int = -1) -> BrokerLifecycle:
     """``start()``: STARTING, registration deadline set, registration due now (previousBrokerEpoch from the clean-shutdown file)."""
-    template = replace(lifecycle.template, previous_broker_epoch=previous_broker_epoch)
-    return replace(lifecycle, template=template, state=BrokerState.STARTING,
-                   registration_deadline=now + lifecycle.config.initial_registration_timeout, next_send_at=now)
+    template = evolve(lifecycle.template, previous_broker_epoch=previous_broker_epoch)
+    return evolve(lifecycle, template=template, state=BrokerState.STARTING,
+                  registration_deadline=now + lifecycle.config.initial_registration_timeout, next_send_at=now)
 
 
 def poll(lifecycle: BrokerLifecycle, now: int) -> tuple[BrokerLifecycle, Optional[Request]]:
@@ -93,7 +95,7 @@ def poll(lifecycle: BrokerLifecycle, now: int) -> tuple[BrokerLifecycle, Optiona
         return lifecycle, None
     if lifecycle.next_send_at is None or now < lifecycle.next_send_at:
         return lifecycle, None
-    sent = replace(lifecycle, in_flight=True, next_send_at=None)
+    sent = evolve(lifecycle, in_flight=True, next_send_at=None)
     if not lifecycle.registered:
         return sent, lifecycle.template
     return sent, BrokerHeartbeatRequest(
@@ -107,16 +109,16 @@ def _after_success(lifecycle: BrokerLifecycle, now: int) -> BrokerLifecycle:
     in flight (:func:`begin_controlled_shutdown`) makes the next one immediate (§1.9); an error drops it."""
     if not lifecycle.retrigger:
         return lifecycle
-    return replace(lifecycle, retrigger=False, next_send_at=None if lifecycle.next_send_at is None else now)
+    return evolve(lifecycle, retrigger=False, next_send_at=None if lifecycle.next_send_at is None else now)
 
 
 def on_registration_response(lifecycle: BrokerLifecycle, response: BrokerRegistrationResponse,
                              now: int) -> BrokerLifecycle:
     """Success stores the epoch and heartbeats at once; any error retries after the heartbeat interval."""
-    done = replace(lifecycle, in_flight=False, retrigger=False)
+    done = evolve(lifecycle, in_flight=False, retrigger=False)
     if response.error is not Errors.NONE:
-        return replace(done, next_send_at=now + lifecycle.config.heartbeat_interval)
-    return replace(done, registered=True, broker_epoch=response.broker_epoch, next_send_at=now)
+        return evolve(done, next_send_at=now + lifecycle.config.heartbeat_interval)
+    return evolve(done, registered=True, broker_epoch=response.broker_epoch, next_send_at=now)
 
 
 def on_heartbeat_response(lifecycle: BrokerLifecycle, response: BrokerHeartbeatResponse,
@@ -127,8 +129,8 @@ def on_heartbeat_response(lifecycle: BrokerLifecycle, response: BrokerHeartbeatR
     """
     interval = lifecycle.config.heartbeat_interval
     if response.error is not Errors.NONE:
-        return replace(lifecycle, in_flight=False, retrigger=False, next_send_at=now + interval)
-    return _after_success(_heartbeat_reaction(replace(lifecycle, in_flight=False), response, now), now)
+        return evolve(lifecycle, in_flight=False, retrigger=False, next_send_at=now + interval)
+    return _after_success(_heartbeat_reaction(evolve(lifecycle, in_flight=False), response, now), now)
 
 
 def _heartbeat_reaction(lifecycle: BrokerLifecycle, response: BrokerHeartbeatResponse, now: int) -> BrokerLifecycle:
@@ -137,45 +139,45 @@ def _heartbeat_reaction(lifecycle: BrokerLifecycle, response: BrokerHeartbeatRes
     state = lifecycle.state
     if state is BrokerState.STARTING:
         if response.is_caught_up:
-            return replace(lifecycle, state=BrokerState.RECOVERY, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
-        return replace(lifecycle, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
+            return evolve(lifecycle, state=BrokerState.RECOVERY, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
+        return evolve(lifecycle, next_send_at=now + lifecycle.config.catch_up_heartbeat_delay)
     if state is BrokerState.RECOVERY:
         if not response.is_fenced:
-            return replace(lifecycle, state=BrokerState.RUNNING, next_send_at=now + interval)
-        return replace(lifecycle, next_send_at=now + interval)
+            return evolve(lifecycle, state=BrokerState.RUNNING, next_send_at=now + interval)
+        return evolve(lifecycle, next_send_at=now + interval)
     if state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
         if response.should_shut_down:
-            return replace(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
+            return evolve(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
         delay = lifecycle.config.first_shutdown_heartbeat_delay if lifecycle.shutdown_heartbeats == 0 else interval
-        return replace(lifecycle, shutdown_heartbeats=lifecycle.shutdown_heartbeats + 1, next_send_at=now + delay)
+        return evolve(lifecycle, shutdown_heartbeats=lifecycle.shutdown_heartbeats + 1, next_send_at=now + delay)
     if state is BrokerState.SHUTTING_DOWN:
         return lifecycle
-    return replace(lifecycle, next_send_at=now + interval)
+    return evolve(lifecycle, next_send_at=now + interval)
 
 
 def begin_controlled_shutdown(lifecycle: BrokerLifecycle, now: int) -> BrokerLifecycle:
     """``beginControlledShutdown``: RUNNING -> PENDING_CONTROLLED_SHUTDOWN with a heartbeat now; PENDING stays; else shut down."""
     if lifecycle.state is BrokerState.RUNNING:
         if lifecycle.in_flight:  # the heartbeat it asks for falls due with one in flight: sent after the response
-            return replace(lifecycle, state=BrokerState.PENDING_CONTROLLED_SHUTDOWN, next_send_at=None, retrigger=True)
-        return replace(lifecycle, state=BrokerState.PENDING_CONTROLLED_SHUTDOWN, next_send_at=now)
+            return evolve(lifecycle, state=BrokerState.PENDING_CONTROLLED_SHUTDOWN, next_send_at=None, retrigger=True)
+        return evolve(lifecycle, state=BrokerState.PENDING_CONTROLLED_SHUTDOWN, next_send_at=now)
     if lifecycle.state is BrokerState.PENDING_CONTROLLED_SHUTDOWN:
         return lifecycle
-    return replace(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
+    return evolve(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
 
 
 def set_ready_to_unfence(lifecycle: BrokerLifecycle) -> BrokerLifecycle:
     """``setReadyToUnfence``: after the initial catch-up and first metadata publish the broker stops asking to stay fenced."""
-    return replace(lifecycle, ready_to_unfence=True)
+    return evolve(lifecycle, ready_to_unfence=True)
 
 
 def metadata_applied(lifecycle: BrokerLifecycle, offset: int) -> BrokerLifecycle:
     """The broker applied metadata up to ``offset``; heartbeats report it as ``currentMetadataOffset``."""
-    return replace(lifecycle, metadata_offset=max(lifecycle.metadata_offset, offset))
+    return evolve(lifecycle, metadata_offset=max(lifecycle.metadata_offset, offset))
 
 
 def check_registration_timeout(lifecycle: BrokerLifecycle, now: int) -> BrokerLifecycle:
     """No registration succeeded by ``initial.broker.registration.timeout.ms``: shut down with epoch -1."""
     if not lifecycle.registered and lifecycle.state is BrokerState.STARTING and now >= lifecycle.registration_deadline:
-        return replace(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
+        return evolve(lifecycle, state=BrokerState.SHUTTING_DOWN, next_send_at=None)
     return lifecycle

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kraftspec.reference import broker, broker_lifecycle as lc, broker_rules
@@ -128,8 +130,7 @@ def test_scenario_13_register_broker_record_version(mv_name: str, version: int) 
     level = LEVELS[mv_name]
     state = broker.log_advanced(new_cluster(level), 123)
     request = registration(0, state)
-    request = broker.BrokerRegistrationRequest(**{**request.__dict__, "features": (
-        FeatureRange("metadata.version", level, level),)})
+    request = dataclasses.replace(request, features=(FeatureRange("metadata.version", level, level),))
     _, out = broker.register_broker(state, request, 0)
     assert out.response == BrokerRegistrationResponse(Errors.NONE, broker_epoch=123)
     assert len(out.records) == 1

@@ -187,7 +187,7 @@ def _text(key: Any) -> str:
 
 def _entries_match(entries: Mapping[Any, Any], want: Any, fields: tuple[str, ...]) -> bool:
     """Every entry against the object stated for its key: exactly ``fields``, each of the exact JSON type
-    (true is not 1), a tuple stated as a list of such scalars."""
+    (true is not 1), a tuple stated as a list of such scalars. Fields are read by attribute (slotted entries)."""
     if type(want) is not dict or len(want) != len(entries):
         return False
     texts, count = _KEY_TEXT, len(fields)
@@ -196,9 +196,8 @@ def _entries_match(entries: Mapping[Any, Any], want: Any, fields: tuple[str, ...
             w = want[texts.get(key) or _text(key)]
             if type(w) is not dict or len(w) != count:
                 return False
-            values = entry.__dict__
             for name in fields:
-                got, stated = values[name], w[name]
+                got, stated = getattr(entry, name), w[name]
                 if got is stated:  # the same object (a bool, None, a small int): equal, of one type
                     continue
                 kind = type(got)
@@ -208,7 +207,7 @@ def _entries_match(entries: Mapping[Any, Any], want: Any, fields: tuple[str, ...
                         return False
                 elif type(stated) is not kind or stated != got:
                     return False
-    except (KeyError, AttributeError):  # a key or field not stated (or an entry without a dict): unsure
+    except (KeyError, AttributeError):  # a key or field not stated (or an entry without such a field): unsure
         return False
     return True
 

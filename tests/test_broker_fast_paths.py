@@ -1,0 +1,38 @@
+"""The broker reference's positional constructions (``frozen.builder``) agree with ``evolve`` field by field."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kraftspec.models.broker_strategies import BROKER_IDS, running_cluster
+from kraftspec.reference import broker
+from kraftspec.reference.frozen import FrozenMap, evolve
+
+
+def distinct_state() -> broker.ClusterControl:
+    """A running cluster whose every field holds a value no other field holds (a swapped argument shows)."""
+    state, _ = running_cluster()
+    return evolve(state, session_timeout=7777, behaviour=broker.KAFKA_4_0, next_offset=state.next_offset + 1000)
+
+
+def test_with_soft_state_replaces_only_the_soft_state() -> None:
+    state = distinct_state()
+    sessions, heartbeats = FrozenMap({(9, 9): 1}), FrozenMap({9: broker.HeartbeatState(True, 5, -1)})
+    for active in (False, True):
+        built = broker._with_soft_state(state, active, sessions, heartbeats)
+        assert built == evolve(state, active=active, sessions=sessions, heartbeats=heartbeats)
+        assert [type(getattr(built, f.name)) for f in dataclasses.fields(built)] == \
+            [type(getattr(state, f.name)) for f in dataclasses.fields(state)]
+
+
+def test_steady_heartbeat_equals_session_and_touch() -> None:
+    state = distinct_state()
+    for offset in (state.next_offset, state.next_offset + 1):  # the entry's offset unchanged, then changed
+        for broker_id in BROKER_IDS:
+            request = broker.BrokerHeartbeatRequest(broker_id, state.brokers[broker_id].epoch, offset, False, False)
+            after, out = broker.heartbeat(state, request, 42)
+            assert out.records == () and out.response.is_fenced is False
+            expected = evolve(state, sessions=broker.refreshed_sessions(state, broker_id, request.broker_epoch, 42),
+                              heartbeats=broker.touched_heartbeats(state, broker_id, False, offset))
+            assert after == expected
+            state = after
