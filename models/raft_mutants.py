@@ -66,6 +66,11 @@ def _check_quorum_always_counts_leader(voter_count: int, fetched_voters: int, le
     return fetched_voters >= raft_rules.majority(voter_count) - 1
 
 
+def _bootstrap_first_server(servers: tuple[int, ...], start: int) -> int:
+    """Ignores the drawn start index: every Unattached node fetches the first bootstrap server."""
+    return servers[0]
+
+
 MUTANTS: list[Mutant] = [
     Mutant("raft_vote_shorter_log_same_epoch", "raft",
            "grants a vote to a candidate with a shorter log in the same last epoch",
@@ -95,4 +100,8 @@ MUTANTS: list[Mutant] = [
            "counts the leader toward the check-quorum majority when the leader is not a voter",
            "kraftspec.reference.raft_rules:check_quorum_reached", _check_quorum_always_counts_leader,
            ("scenario", "crosshair")),
+    Mutant("raft_bootstrap_first_server", "raft",
+           "fetches the first bootstrap server whatever the drawn start index",
+           "kraftspec.reference.raft_rules:bootstrap_server", _bootstrap_first_server,
+           ("scenario", "crosshair", "agree")),
 ]

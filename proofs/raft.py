@@ -112,3 +112,14 @@ def truncation_offset(diverging_epoch: int, diverging_end_offset: int, local_epo
     """
     return raft_rules.truncation_offset(diverging_epoch, diverging_end_offset, local_epoch, local_end,
                                         log_end_offset)
+
+
+def bootstrap_server(servers: tuple[int, int, int], start: int) -> int:
+    """``findReadyBootstrapServer`` with every server ready (request back-off not modelled): one of the servers, and
+    successive draws walk the list in order, so every server is reached from some draw (KAFKA-17030).
+
+    pre: len(set(servers)) == 3 and start >= 0
+    post: __return__ in servers
+    post: raft_rules.bootstrap_server(servers, start + 1) == servers[(servers.index(__return__) + 1) % 3]
+    """
+    return raft_rules.bootstrap_server(servers, start)

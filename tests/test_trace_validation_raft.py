@@ -84,6 +84,11 @@ MUTANTS = {  # mutant -> (initial state, inputs, the step the reference flags)
     "raft_vote_shorter_log_same_epoch": (VOTER_WITH_TWO, REFUSE, 0),  # the vote granted
 }
 UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the spec's leaders are voters and never check quorum
+ABSTRACTED = {  # mutant -> (initial state, inputs, the step the reference flags) where the spec allows what it does
+    # The spec picks the bootstrap server nondeterministically: the draw a trace states is the reference's alone.
+    "raft_bootstrap_first_server": ({"standard": "raft/fresh-observer"}, [{"action": "tick", "now": 10, "bootstrap": 1}],
+                                    0),
+}
 SIMULATED_MUTANTS = {  # mutant -> (index of a seed-1 simulation of 40 steps it shows in, the step the reference flags)
     "raft_hw_at_epoch_start": (31, 28), "raft_hw_from_minority": (14, 12), "raft_observer_starts_election": (6, 12),
     "raft_reset_last_fetched_epoch": (12, 38)}
@@ -171,6 +176,8 @@ def verdicts(mutated: list[tuple[str, Trace, int]]) -> dict[str, list[SpecVerdic
              "conformant": [trace_from_json(obj) for obj in conformant()],
              "simulated": [simulate_one(1, index, 40) for index in SIMULATED],
              "mutated": [trace for _, trace, _ in mutated],
+             "abstracted": [trace_from_json(recorded(initial, inputs, mutants.get(name).applied()))
+                            for name, (initial, inputs, _) in sorted(ABSTRACTED.items())],
              "edited": [trace_from_json(obj) for obj, _ in edited()],
              "outside": [trace_from_json(obj) for obj, _, _ in outside()]}
     judged = iter(validate([trace for group in cases.values() for trace in group]))
@@ -196,13 +203,21 @@ def test_simulated_traces_are_accepted_or_outside_never_rejected(verdicts: dict[
 
 
 def test_every_raft_mutant_is_recorded_or_listed_as_unobservable() -> None:
-    assert {m.name for m in mutants.all_mutants().values() if m.component == "raft"} == set(MUTANTS) | UNOBSERVABLE
+    assert {m.name for m in mutants.all_mutants().values() if m.component == "raft"} == set(MUTANTS) | UNOBSERVABLE | set(ABSTRACTED)
 
 
 def test_mutant_recordings_are_rejected_by_the_spec_where_the_reference_flags_them(
         mutated: list[tuple[str, Trace, int]], verdicts: dict[str, list[SpecVerdict]]) -> None:
     for (name, _, step), spec in zip(mutated, verdicts["mutated"]):
         assert spec.outcome == "rejected" and spec.step == step, (name, step, spec)
+
+
+def test_a_mutant_the_spec_abstracts_is_flagged_by_the_reference_and_accepted_by_the_spec(
+        verdicts: dict[str, list[SpecVerdict]]) -> None:
+    for (name, (initial, inputs, step)), spec in zip(sorted(ABSTRACTED.items()), verdicts["abstracted"]):
+        divergence = replay(trace_from_json(recorded(initial, inputs, mutants.get(name).applied()))).divergence
+        assert divergence is not None and divergence.step == step, (name, divergence)
+        assert spec.outcome == "accepted", (name, spec)
 
 
 def test_a_trace_edited_to_be_non_conformant_is_rejected_by_both_at_the_same_step(

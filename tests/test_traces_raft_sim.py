@@ -27,6 +27,7 @@ FLAGGED = {  # mutant -> (trace index of seed 1 whose recorded node shows it, fi
     "raft_observer_starts_election": (6, 12, "kraftspec.reference.raft._poll"),  # observer 4 stops fetching
     "raft_reset_last_fetched_epoch": (4, 17, "kraftspec.reference.raft._on_fetch_response"),
     "raft_restart_as_leader": (3, 27, "kraftspec.reference.raft.restart"),  # Leader, not Resigned
+    "raft_bootstrap_first_server": (0, 0, "kraftspec.reference.raft._poll"),  # the first Fetch's destination
 }
 UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the simulated leader is always a voter
 
