@@ -8,12 +8,12 @@ random draw are arguments; outputs are records, responses and requests to send.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 from kraftspec.reference.controller_rules import backoff_ms, is_registered_in_log, should_send_registration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, slotted
+from kraftspec.reference.frozen import FrozenMap, evolve, slotted
 from kraftspec.reference.metadata_version import is_controller_registration_supported
 from kraftspec.reference.records import Endpoint, FeatureRange, RegisterControllerRecord
 
@@ -134,12 +134,12 @@ def maybe_send(state: ManagerState) -> tuple[ManagerState, tuple[ControllerRegis
     mv_supported = is_controller_registration_supported(state.metadata_version)
     if not should_send_registration(state.registered, state.channel_started, mv_supported, state.pending_rpcs):
         return state, ()
-    return replace(state, pending_rpcs=state.pending_rpcs + 1), (_request_of(state),)
+    return evolve(state, pending_rpcs=state.pending_rpcs + 1), (_request_of(state),)
 
 
 def start(state: ManagerState) -> tuple[ManagerState, tuple[ControllerRegistrationRequest, ...]]:
     """``start(channelManager)``: the channel is available; try to send (§4.1)."""
-    return maybe_send(replace(state, channel_started=True))
+    return maybe_send(evolve(state, channel_started=True))
 
 
 def on_metadata_update(
@@ -158,10 +158,10 @@ def on_metadata_update(
         return state, ()
     updated = state
     if new_mv is not None:
-        updated = replace(updated, metadata_version=new_mv)
+        updated = evolve(updated, metadata_version=new_mv)
     if own_registration_changed:
         log_incarnation = None if log_registration is None else log_registration.incarnation_id
-        updated = replace(updated, registered=is_registered_in_log(log_incarnation, state.incarnation_id))
+        updated = evolve(updated, registered=is_registered_in_log(log_incarnation, state.incarnation_id))
     return maybe_send(updated)
 
 
@@ -172,16 +172,16 @@ def on_response(
     (error code, authentication, version mismatch, timeout) schedules a resend after
     ``backoff_ms(failed_rpcs)`` and increments the failure count (§4.1, scenario 122).
     """
-    state = replace(state, pending_rpcs=state.pending_rpcs - 1)
+    state = evolve(state, pending_rpcs=state.pending_rpcs - 1)
     if error == Errors.NONE:
-        return replace(state, successful_rpcs=state.successful_rpcs + 1, failed_rpcs=0), ()
+        return evolve(state, successful_rpcs=state.successful_rpcs + 1, failed_rpcs=0), ()
     delay = backoff_ms(state.failed_rpcs, jitter_draw)
-    return replace(state, failed_rpcs=state.failed_rpcs + 1, resend_deadline_ms=now_ms + delay), ()
+    return evolve(state, failed_rpcs=state.failed_rpcs + 1, resend_deadline_ms=now_ms + delay), ()
 
 
 def on_deadline(state: ManagerState, now_ms: int) -> tuple[ManagerState, tuple[ControllerRegistrationRequest, ...]]:
     """The deferred "communication" event fires at its deadline and runs ``maybe_send`` (§4.1)."""
     if state.resend_deadline_ms is None or now_ms < state.resend_deadline_ms:
         return state, ()
-    return maybe_send(replace(state, resend_deadline_ms=None))
+    return maybe_send(evolve(state, resend_deadline_ms=None))
 

@@ -8,13 +8,13 @@ arguments; a follower's fetch reports the offset it fetches from (= its log end 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPartitionPartitionResult
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, slotted
+from kraftspec.reference.frozen import FrozenMap, evolve, slotted
 from kraftspec.reference.partition import PartitionRegistration
 from kraftspec.reference.partition_rules import (
     effective_min_isr,
@@ -150,7 +150,7 @@ def update_leader_metadata(
     for r in registration.replicas:
         if r != state.broker_id and r not in followers:
             followers[r] = FollowerState()
-    updated = replace(
+    updated = evolve(
         state,
         partition_epoch=registration.partition_epoch,
         replicas=registration.replicas,
@@ -166,7 +166,7 @@ def update_leader_metadata(
 def update_broker_metadata(state: PartitionLeaderState, brokers: Mapping[int, BrokerRegistration]) -> PartitionLeaderState:
     """§2.12: a metadata update that changes only broker registrations refreshes the leader's broker view
     (fenced / shutting down / epochs) used for ISR eligibility; the partition state stays as it is."""
-    return replace(state, eligible_brokers=eligible_broker_epochs(brokers))
+    return evolve(state, eligible_brokers=eligible_broker_epochs(brokers))
 
 
 def is_replica_isr_eligible(state: PartitionLeaderState, replica: int) -> bool:
@@ -191,12 +191,12 @@ def maybe_increment_high_watermark(state: PartitionLeaderState, now_ms: int) -> 
     )
     min_isr = effective_min_isr(state.min_insync_replicas, len(state.replicas))
     hw = high_watermark(state.high_watermark, state.log_end_offset, leos, len(state.isr), min_isr)
-    return state if hw == state.high_watermark else replace(state, high_watermark=hw)
+    return state if hw == state.high_watermark else evolve(state, high_watermark=hw)
 
 
 def append(state: PartitionLeaderState, count: int, now_ms: int) -> PartitionLeaderState:
     """The leader appends ``count`` records to its log, then maybe advances the HW (``appendRecordsToLeader``)."""
-    return maybe_increment_high_watermark(replace(state, log_end_offset=state.log_end_offset + count), now_ms)
+    return maybe_increment_high_watermark(evolve(state, log_end_offset=state.log_end_offset + count), now_ms)
 
 
 def _proposal(state: PartitionLeaderState, isr: tuple[int, ...]) -> AlterPartitionPartition:
@@ -216,7 +216,7 @@ def _proposal(state: PartitionLeaderState, isr: tuple[int, ...]) -> AlterPartiti
 
 def _propose(state: PartitionLeaderState, isr: tuple[int, ...], maximal: tuple[int, ...]) -> tuple[PartitionLeaderState, AlterPartitionPartition]:
     request = _proposal(state, isr)
-    return replace(state, pending=PendingIsrChange(isr, maximal, request)), request
+    return evolve(state, pending=PendingIsrChange(isr, maximal, request)), request
 
 
 def follower_fetch(
@@ -247,7 +247,7 @@ def follower_fetch(
         last_fetch_time_ms=fetch_time_ms,
         broker_epoch=broker_epoch,
     )
-    updated = replace(state, followers=state.followers.set(follower, fetched))
+    updated = evolve(state, followers=state.followers.set(follower, fetched))
     request: Optional[AlterPartitionPartition] = None
     if (
         updated.pending is None
@@ -297,7 +297,7 @@ def handle_alter_partition_result(
     if result.error_code == Errors.NONE:
         if result.leader_epoch != state.leader_epoch or result.partition_epoch < state.partition_epoch:
             return state, None
-        committed = replace(
+        committed = evolve(
             state,
             isr=result.isr,
             partition_epoch=result.partition_epoch,
@@ -306,7 +306,7 @@ def handle_alter_partition_result(
         )
         return maybe_increment_high_watermark(committed, now_ms), None
     if result.error_code in REVERT_ERRORS:
-        return replace(state, pending=None), None
+        return evolve(state, pending=None), None
     if result.error_code in WAIT_FOR_METADATA_ERRORS:
         return state, None
     return state, pending.request
