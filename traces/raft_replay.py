@@ -13,10 +13,12 @@ a step that differs there has its sends converted to JSON, for the diff that dec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import is_, itemgetter
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kraftspec.reference import raft, raft_state
-from kraftspec.reference.frozen import evolve
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import assembler, evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_messages import (
@@ -29,7 +31,7 @@ from kraftspec.reference.raft_messages import (
     Tick,
 )
 from kraftspec.traces.format import Step, Trace, Written
-from kraftspec.traces.match import EXACT, fields_of, matches, same
+from kraftspec.traces.match import EXACT, fields_of, matches
 from kraftspec.traces.raft_trace import (
     ACTIONS,
     STANDARD_STATES,
@@ -37,7 +39,6 @@ from kraftspec.traces.raft_trace import (
     encode_entries,
     encode_message,
     cached_explicit_state,
-    encode_record_value,
 )
 from kraftspec.traces.values import to_json
 
@@ -58,6 +59,9 @@ class AppendResult:
     last_offset: Optional[int]
 
 
+_sends_response = assembler(Sends)  # ``Sends(sends)`` without the frozen ``__init__`` (once per step)
+
+
 def initial(trace: Trace) -> raft.RaftNode:
     """The trace's initial node (named or explicit), started by the reference as it is bound now (shared between
     traces that start alike)."""
@@ -68,7 +72,6 @@ def initial(trace: Trace) -> raft.RaftNode:
 
 Outcome = tuple[raft.RaftNode, int, Any, Written]
 _ALWAYS = ("destination", "type")  # compared in every sent message
-_DATA = frozenset((str, int, type(None)))  # log records that are their own JSON
 _MISSING = object()  # a field the stated object does not have
 
 
@@ -91,35 +94,55 @@ def _projected(sends: tuple[dict[str, Any], ...], stated: Any) -> tuple[dict[str
 
 
 def _entries_match(entries: tuple[LogEntry, ...], want: Any) -> bool:
-    """Whether :func:`encode_entries` of ``entries`` equals the JSON ``want``, read on the entries themselves."""
+    """Whether :func:`encode_entries` of ``entries`` equals the JSON ``want``, read on the entries themselves (the
+    same object counts as equal for an epoch and for a record that is its own JSON: a string, an int or null)."""
     if type(want) is not list or len(want) != len(entries):
         return False
-    for entry, given in zip(entries, want):
-        if type(given) is not dict or len(given) != 2 or "epoch" not in given or "record" not in given:
-            return False
-        record, stated = entry.record, given["record"]
-        epoch = given["epoch"]
-        if type(epoch) is not int or epoch != entry.epoch or not (
-                type(stated) is type(record) and stated == record if type(record) in _DATA
-                else _control_matches(record, stated)):
-            return False
-    return True
-
-
-def _control_matches(record: Any, stated: Any) -> bool:
-    """Whether :func:`encode_record_value` of a control record equals the JSON ``stated`` (its type, then its fields)."""
-    if type(record) is not LeaderChangeMessage:
-        return same(to_json(encode_record_value(record)), stated)
-    names = fields_of(LeaderChangeMessage)
-    if type(stated) is not dict or len(stated) != len(names) + 1 or stated.get("type") != "LeaderChangeMessage" \
-            or "type" in names:
+    try:
+        for entry, given in zip(entries, want):
+            if type(given) is not dict or len(given) != 2:
+                return False
+            got, stated = entry.epoch, given["epoch"]
+            if got is not stated and (type(got) is not int or type(stated) is not int or got != stated):
+                return False
+            got, stated = entry.record, given["record"]
+            kind = type(got)
+            if kind is str or kind is int:
+                if got is not stated and (type(stated) is not kind or got != stated):
+                    return False
+            elif kind is LeaderChangeMessage:
+                if not _leader_change_matches(got, stated):
+                    return False
+            elif got is not None or stated is not None:
+                return False
+    except KeyError:  # an entry without an epoch or a record
         return False
-    for name in names:
-        got, want = getattr(record, name), stated.get(name, _MISSING)
-        if got is not want and not (type(got) is int and type(want) is int and got == want) \
-                and not matches(got, want):
-            return False
     return True
+
+
+_LEADER_CHANGE_KEYS = ("type", "leader_id", "version", "voters", "granting_voters")  # its JSON: type, then fields
+assert set(fields_of(LeaderChangeMessage)) == set(_LEADER_CHANGE_KEYS[1:])
+_LEADER_CHANGE_STATED = itemgetter(*_LEADER_CHANGE_KEYS)
+_INTS = frozenset((int,))
+
+
+def _leader_change_matches(record: LeaderChangeMessage, stated: Any) -> bool:
+    """Whether :func:`encode_record_value` of a leader-change record equals the JSON ``stated`` (its type, its fields):
+    its ints (the leader, the version, the voters and granting voters in order) the same objects, or equal ints."""
+    if type(stated) is not dict or len(stated) != 5:
+        return False
+    try:
+        kind, leader, version, voters, granting = _LEADER_CHANGE_STATED(stated)
+    except KeyError:
+        return False
+    got_voters, got_granting = record.voters, record.granting_voters
+    if (type(kind) is not str or kind != "LeaderChangeMessage" or type(voters) is not list or type(granting) is not list
+            or type(got_voters) is not tuple or type(got_granting) is not tuple or len(voters) != len(got_voters)
+            or len(granting) != len(got_granting)):
+        return False
+    got = (record.leader_id, record.version, *got_voters, *got_granting)
+    want = (leader, version, *voters, *granting)
+    return all(map(is_, got, want)) or (got == want and _INTS.issuperset(map(type, got + want)))
 
 
 _MESSAGE_FIELDS: dict[type, frozenset[str]] = {}  # a message class -> its fields (as :func:`sent` writes them)
@@ -134,31 +157,43 @@ def _message_fields(kind: type) -> frozenset[str]:
 
 def _sends_match(sends: tuple[Send, ...], stated: Any) -> bool:
     """Whether each message sent equals the one stated at its position as :func:`_projected` keeps it (destination,
-    type and the stated fields), read on the reference's messages; False also when unsure (the diff decides)."""
+    type and the stated fields), read on the reference's messages; False also when unsure (the diff decides).
+    Ints, strings, nulls and error codes (by name) are compared inline, other values by :func:`matches`."""
     if type(stated) is not list or len(stated) != len(sends):
         return False
     for send, given in zip(sends, stated):
         message = send.message
         kind = type(message)
         names = _MESSAGE_FIELDS.get(kind) or _message_fields(kind)
-        if type(given) is not dict or "destination" not in given or given.get("type") != kind.__name__:
+        if type(given) is not dict or "destination" not in given:
+            return False
+        name = given.get("type")
+        if type(name) is not str or name != kind.__name__:
             return False
         for key, want in given.items():
-            if key == "type":
-                continue
-            if key == "destination":
-                got = send.destination
-            elif key not in names:
-                return False
-            else:
+            if key in names:
                 got = getattr(message, key)
-                if key == "records" and kind is FetchResponse:
-                    if not _entries_match(got, want):
+                if got is None:
+                    if want is not None or key == "correlation_id":  # a null correlation id: left out of the JSON
                         return False
                     continue
-                if got is None and key == "correlation_id":  # left out of the message's JSON
+                got_kind = type(got)
+                if got_kind is int or got_kind is str:
+                    if got is not want and (type(want) is not got_kind or want != got):
+                        return False
+                elif got_kind is Errors:
+                    if type(want) is not str or got._name_ != want:
+                        return False
+                elif key == "records" and kind is FetchResponse:
+                    if not _entries_match(got, want):
+                        return False
+                elif got is not want and not matches(got, want):
                     return False
-            if got is not want and not matches(got, want):  # the same object: True, None, a small int
+            elif key == "destination":
+                got = send.destination
+                if got is not want and not matches(got, want):
+                    return False
+            elif key != "type":
                 return False
     return True
 
@@ -199,7 +234,7 @@ def run(node: raft.RaftNode, clock: int, step: Step) -> Outcome:
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])
     node, sends = _stepped(node, message, now, jitter, bootstrap, step)
-    return node, now, Sends(sends), ()
+    return node, now, _sends_response({"sends": sends}), ()
 
 
 def apply(node: raft.RaftNode, clock: int, step: Step) -> tuple[raft.RaftNode, int, Optional[dict[str, Any]], Written]:
@@ -254,38 +289,86 @@ def _key_matches(key: Optional[raft_state.ReplicaKey], want: Any) -> bool:
     """Whether :func:`_key` of ``key`` equals the JSON ``want``."""
     if key is None:
         return want is None
-    return (type(want) is dict and len(want) == 2 and _is(key.id, want.get("id", _MISSING))
-            and _is(key.directory_id, want.get("directory_id", _MISSING)))
+    if type(want) is not dict or len(want) != 2:
+        return False
+    got, stated = key.id, want.get("id", _MISSING)
+    if got is not stated and not _is(got, stated):
+        return False
+    got, stated = key.directory_id, want.get("directory_id", _MISSING)
+    return got is stated or _is(got, stated)
 
 
-def _epoch_cache_matches(node: raft.RaftNode, clock: int, want: Any) -> bool:
-    cache = node.log.epoch_cache
-    return type(want) is list and len(want) == len(cache) and all(
-        type(given) is list and len(given) == len(pair) and all(map(_is, pair, given))
-        for pair, given in zip(cache, want))
+def _epoch_cache_matches(cache: tuple[tuple[int, int], ...], want: Any) -> bool:
+    """Whether the JSON of the epoch cache (``[[epoch, start offset], ...]``) equals ``want``; False also when unsure."""
+    if type(want) is not list or len(want) != len(cache):
+        return False
+    for pair, given in zip(cache, want):
+        if type(given) is not list or len(given) != 2 or len(pair) != 2:
+            return False
+        epoch, offset = pair
+        stated_epoch, stated_offset = given
+        if (type(epoch) is not int or type(offset) is not int or type(stated_epoch) is not int
+                or type(stated_offset) is not int or stated_epoch != epoch or stated_offset != offset):
+            return False
+    return True
 
 
-def _quorum_state_file_matches(node: raft.RaftNode, clock: int, want: Any) -> bool:
-    stored = node.stored
-    return (type(want) is dict and len(want) == 3 and _is(stored.epoch, want.get("epoch", _MISSING))
-            and _is(stored.leader_id, want.get("leader_id", _MISSING))
+def _quorum_state_file_matches(stored: raft_state.ElectionState, want: Any) -> bool:
+    """Whether the JSON of the quorum-state file (epoch, leader, vote) equals ``want``."""
+    if type(want) is not dict or len(want) != 3:
+        return False
+    return (_is(stored.epoch, want.get("epoch", _MISSING)) and _is(stored.leader_id, want.get("leader_id", _MISSING))
             and _key_matches(stored.voted_key, want.get("voted_key", _MISSING)))
 
 
 POST_MATCHERS: dict[str, Callable[[raft.RaftNode, int, Any], bool]] = {
     "voted_key": lambda node, clock, want: _key_matches(raft_state.voted_key_of(node.state, node.local_id), want),
-    "epoch_cache": _epoch_cache_matches,
+    "epoch_cache": lambda node, clock, want: _epoch_cache_matches(node.log.epoch_cache, want),
     "log": lambda node, clock, want: _entries_match(node.log.entries, want),
-    "quorum_state_file": _quorum_state_file_matches,
+    "quorum_state_file": lambda node, clock, want: _quorum_state_file_matches(node.stored, want),
 }  # the post-state fields that are not scalars, compared on the node's own values (the others: ``_is``)
 assert POST_MATCHERS.keys() <= OBSERVERS.keys()
+_SCALARS_STATED = itemgetter("clock", "role", "epoch", "leader_id", "high_watermark", "log_end_offset",
+                             "flushed_end_offset", "last_fetched_epoch", "quorum_state_file")
+_STORED_STATED = itemgetter("epoch", "leader_id", "voted_key")
+_INTS_AND_STRINGS = frozenset((int, str))  # scalars equal in Python and of these types are equal in JSON
+_OTHERS_STATED = itemgetter("voted_key", "epoch_cache", "log")
+assert not POST_MATCHERS.keys() & set(_SCALARS_STATED(OBSERVERS)[:-1])
 
 
 def post_matches(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> bool:
     """Whether every stated post-state field equals :func:`observe`'s as JSON (True and 1 differ), read on the
     node's own values. False also when unsure or for an unknown field; the caller then diffs :func:`observe`'s
     output, which decides.
+
+    A post-state stating every field (as ``generate sim`` records) compares the scalars (with the quorum-state file's
+    epoch and leader) as one tuple of ints and strings, then the others; any other set of fields, or a scalar of
+    another type, goes field by field (:func:`_fields_match`).
     """
+    if len(post) != len(OBSERVERS):
+        return _fields_match(node, clock, post)
+    try:
+        *scalars, stored_want = _SCALARS_STATED(post)
+        if type(stored_want) is not dict or len(stored_want) != 3:
+            return False
+        stored_epoch, stored_leader, stored_vote = _STORED_STATED(stored_want)
+    except KeyError:  # an unknown field instead of one of these
+        return False
+    state, log, stored = node.state, node.log, node.stored
+    got = (clock, state.role, state.epoch, raft_state.leader_of(state), getattr(state, "high_watermark", -1),
+           log.end_offset, log.flushed_end_offset, log.last_fetched_epoch, stored.epoch, stored.leader_id)
+    stated = (*scalars, stored_epoch, stored_leader)
+    if got != stated or not _INTS_AND_STRINGS.issuperset(map(type, got + stated)):  # then equal type by type
+        return _fields_match(node, clock, post)  # unsure (or different): decided field by field
+    voted, cache, entries = _OTHERS_STATED(post)
+    key, stored_key = raft_state.voted_key_of(state, node.local_id), stored.voted_key
+    return ((voted is None if key is None else _key_matches(key, voted))  # no vote: the common case inline
+            and (stored_vote is None if stored_key is None else _key_matches(stored_key, stored_vote))
+            and _epoch_cache_matches(log.epoch_cache, cache) and _entries_match(log.entries, entries))
+
+
+def _fields_match(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> bool:
+    """:func:`post_matches` field by field (any set of fields)."""
     matchers = POST_MATCHERS
     for key, want in post.items():
         matcher = matchers.get(key)

@@ -29,6 +29,7 @@ REPLAYERS: dict[str, ModuleType] = {"broker": broker_replay, "partition": partit
 ABSENT = "(absent)"
 _NO_DIFFS: list["FieldDiff"] = []  # never mutated
 _EXACT = frozenset((int, str, float))  # two values of one of these types are equal in JSON exactly when ``==``
+_JSON_LEAVES = frozenset((int, float, bool, type(None)))  # the other JSON leaves (strings: by name or value)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def _matches(got: Any, want: Any) -> bool:
         return got == want if type(got) is str else isinstance(got, Enum) and got._name_ == want
     if kind is list:
         return type(got) in (tuple, list) and len(got) == len(want) and all(map(_matches, got, want))
-    if kind is dict:
+    if kind not in _JSON_LEAVES:  # an object (unsure), or no JSON value at all (a tuple: the diff tells it apart)
         return False
     return type(got) is kind and got == want
 
