@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kraftspec.reference import controller_registration as cr, describe_cluster as dc
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import evolve, field_values
+from kraftspec.reference.frozen import evolve, evolver, field_values
 from kraftspec.traces.controller_trace import (
     ACTIONS,
     DEFAULT_LISTENERS,
@@ -49,6 +49,7 @@ Outcome = tuple[ControllerControl, int, Any, Written]
 Runner = Callable[[ControllerControl, int, Mapping[str, Any]], Outcome]
 _NESTED = (list, dict)  # stated response values compared here (the replay compares scalars itself)
 _MISSING = object()  # a registration the stated post-state does not have
+_evolve_image = evolver(dc.ClusterImage)
 
 
 def initial(trace: Trace) -> ControllerControl:
@@ -77,7 +78,7 @@ def _on_metadata_update(state: ControllerControl, clock: int, args: Mapping[str,
     changed this node's registration, which the manager then reads from the image (§4.1)."""
     new_mv = args.get("metadata_version")
     if new_mv is not None:
-        state = replace(state, image=replace(state.image, metadata_version=new_mv))
+        state = ControllerControl(_evolve_image(state.image, metadata_version=new_mv), state.manager, state.next_offset)
     own = state.image.controllers.get(state.manager.node_id)
     return _managed(cr.on_metadata_update, state, clock, new_mv, args.get("registration_changed", False), own)
 
@@ -107,7 +108,7 @@ def _written(state: ControllerControl, records: tuple[Any, ...]) -> tuple[Contro
     for record in records:
         controllers = cr.replay_register_controller(controllers, record)
     start = state.next_offset
-    return (ControllerControl(replace(state.image, controllers=controllers), state.manager, start + len(records)),
+    return (ControllerControl(_evolve_image(state.image, controllers=controllers), state.manager, start + len(records)),
             tuple((start + i, record) for i, record in enumerate(records)))
 
 
@@ -236,9 +237,37 @@ def _controllers_match(state: ControllerControl, want: Any) -> bool:
         return False
     for controller_id, registration in controllers.items():
         given = want.get(str(controller_id), _MISSING)
-        if given is _MISSING or not matches(registration, given):
+        if given is _MISSING or not (_registration_matches(registration, given) if type(registration) is _REGISTRATION
+                                     else matches(registration, given)):
             return False
     return True
+
+
+_REGISTRATION = cr.ControllerRegistration
+
+
+def _registration_matches(registration: cr.ControllerRegistration, want: Any) -> bool:
+    """:func:`matches` for a registration (its five fields), the scalar fields compared inline."""
+    if type(want) is not dict or len(want) != 5:
+        return False
+    controller_id, incarnation_id = want.get("controller_id"), want.get("incarnation_id")
+    if (type(controller_id) is not int or type(registration.controller_id) is not int
+            or controller_id != registration.controller_id or type(incarnation_id) is not str
+            or type(registration.incarnation_id) is not str or incarnation_id != registration.incarnation_id):
+        return False
+    zk_migration_ready = registration.zk_migration_ready
+    if zk_migration_ready is not want.get("zk_migration_ready", _MISSING) or type(zk_migration_ready) is not bool:
+        return False
+    return (matches(registration.listeners, want.get("listeners", _MISSING))
+            and matches(registration.features, want.get("features", _MISSING)))
+
+
+_MANAGER_FIELDS = {"incarnation_id": "incarnation_id", "known_metadata_version": "metadata_version",
+                   "registered": "registered", "channel_started": "channel_started", "pending_rpcs": "pending_rpcs",
+                   "successful_rpcs": "successful_rpcs", "failed_rpcs": "failed_rpcs",
+                   "resend_deadline_ms": "resend_deadline_ms"}
+"""The post-state fields :data:`OBSERVERS` reads from the manager, by the manager's field names."""
+_SCALARS = frozenset((int, str, bool, float, type(None)))  # compared here as ``matches`` compares them
 
 
 def post_matches(state: ControllerControl, clock: int, post: Mapping[str, Any]) -> bool:
@@ -246,16 +275,30 @@ def post_matches(state: ControllerControl, clock: int, post: Mapping[str, Any]) 
     registrations read on the reference's values. False also for an unknown field; the caller then diffs
     :func:`observe`'s output, which decides.
     """
+    manager = state.manager
     for key, want in post.items():
-        if key == "controllers":
+        name = _MANAGER_FIELDS.get(key)
+        if name is not None:
+            got = getattr(manager, name)
+        elif key == "controllers":
             if not _controllers_match(state, want):
                 return False
             continue
-        observer = OBSERVERS.get(key)
-        if observer is None:
+        elif key == "clock":
+            got = clock
+        elif key == "next_offset":
+            got = state.next_offset
+        elif key == "metadata_version":
+            got = state.image.metadata_version
+        else:
             return False
-        got = observer(state, clock)
-        if got is not want and not matches(got, want):  # the same object: True, None, a small int
+        if got is want:  # the same object: True, None, a small int
+            continue
+        kind = type(got)
+        if kind in _SCALARS:  # :func:`matches` on a scalar, inline
+            if type(want) is not kind or want != got:
+                return False
+        elif not matches(got, want):
             return False
     return True
 

@@ -16,10 +16,11 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 from kraftspec.reference import alter_partition, elect_leaders, partition_events, partition_leader, reassignment
 from kraftspec.reference.alter_partition import AlterPartitionPartition
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap
-from kraftspec.reference.partition import apply_records
+from kraftspec.reference.frozen import FrozenMap, evolve, field_values
+from kraftspec.reference.partition import PartitionRegistration, apply_records
 from kraftspec.reference.records import PartitionChangeRecord
 from kraftspec.traces.format import Step, Trace, Written
+from kraftspec.traces.match import matches
 from kraftspec.traces.partition_trace import ACTIONS, STANDARD_STATES, PartitionControl, cached_explicit_state
 from kraftspec.traces.values import to_json
 
@@ -70,9 +71,31 @@ def run(state: PartitionControl, clock: int, step: Step) -> Outcome:
     """(state', clock', the reference's response object or None, records written) for one step.
 
     Raises what the reference raises on an input it refuses (``ValueError``, ``KeyError`` for an
-    unknown broker, partition or leader state).
+    unknown broker, partition or leader state). A nested response field equal to the one the step states is
+    that stated JSON value (see :func:`_as_stated`).
     """
-    return RUNNERS[step.action](state, clock, step.input)
+    after, clock, response, written = RUNNERS[step.action](state, clock, step.input)
+    stated = step.response
+    if stated and response is not None:
+        response = _as_stated(response, stated)
+    return after, clock, response, written
+
+
+_NESTED = (list, dict)
+
+
+def _as_stated(response: Any, stated: Mapping[str, Any]) -> Any:
+    """``response`` with each field stated as a non-empty array or object that its JSON equals
+    (:func:`kraftspec.traces.match.matches`) replaced by the stated value itself: ``to_json`` of the response is
+    unchanged and the replay sees those fields equal by identity (a proposal, the topics of an AlterPartition
+    response); the others are compared by the replay, and a field not shown equal is left for the diff."""
+    try:
+        fields = field_values(response)
+    except AttributeError:  # a response without fields
+        return response
+    equal = {key: want for key, want in stated.items() if type(want) in _NESTED and want
+             and key in fields and fields[key] is not want and matches(fields[key], want)}
+    return evolve(response, **equal) if equal else response
 
 
 def apply(state: PartitionControl, clock: int, step: Step) -> tuple[PartitionControl, int, Optional[dict[str, Any]], Written]:
@@ -105,7 +128,7 @@ def _write(state: PartitionControl, records: tuple[PartitionChangeRecord, ...],
            **changes: Any) -> tuple[PartitionControl, Written]:
     """The records written at the log end, in order (their offsets), with ``changes`` to the state."""
     start = state.next_offset
-    return (replace(state, next_offset=start + len(records), **changes),
+    return (evolve(state, next_offset=start + len(records), **changes),
             tuple((start + i, record) for i, record in enumerate(records)))
 
 
@@ -160,7 +183,7 @@ def _registration_event(name: str, fenced: Optional[bool], in_controlled_shutdow
         flags = {"fenced": registration.fenced if fenced is None else fenced,
                  "in_controlled_shutdown": registration.in_controlled_shutdown if in_controlled_shutdown is None
                  else in_controlled_shutdown}
-        brokers = state.brokers.set(broker_id, replace(registration, **flags))
+        brokers = state.brokers.set(broker_id, evolve(registration, **flags))
         state, written = _changed(state, records, brokers=brokers)
         return state, clock, None, written
     return event
@@ -183,8 +206,9 @@ def _shutdown(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> O
     registration = state.brokers[broker_id]
     records = partition_events.handle_broker_shutdown(
         state.brokers, state.topics, state.partitions, broker_id, args.get("is_clean_shutdown", False), **_events(state))
-    brokers = state.brokers.set(broker_id, replace(registration, epoch=args["epoch"], incarnation_id=args["incarnation_id"],
-                                                   fenced=True, in_controlled_shutdown=False))
+    brokers = state.brokers.set(broker_id, evolve(registration, epoch=args["epoch"],
+                                                  incarnation_id=args["incarnation_id"], fenced=True,
+                                                  in_controlled_shutdown=False))
     leaders = FrozenMap({k: s for k, s in state.leaders.items() if k[0] != broker_id})
     state, written = _changed(state, records, brokers=brokers, leaders=leaders)
     return state, clock, None, written
@@ -202,32 +226,32 @@ def _become_leader(state: PartitionControl, clock: int, args: Mapping[str, Any])
         key[0], state.brokers[key[0]].epoch, key[2], state.partitions[key[1:]], state.brokers,
         log_end_offset=args["log_end_offset"], high_watermark=args["high_watermark"],
         min_insync_replicas=args["min_insync_replicas"], now_ms=now, **lag)
-    return replace(state, leaders=state.leaders.set(key, leader)), now, None, ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), now, None, ()
 
 
 def _update_leader_metadata(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
     key = _key(args)
     leader = partition_leader.update_leader_metadata(state.leaders[key], state.partitions[key[1:]], state.brokers, now)
-    return replace(state, leaders=state.leaders.set(key, leader)), now, None, ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), now, None, ()
 
 
 def _update_broker_metadata(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     key = _key(args)
     leader = partition_leader.update_broker_metadata(state.leaders[key], state.brokers)
-    return replace(state, leaders=state.leaders.set(key, leader)), clock, None, ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), clock, None, ()
 
 
 def _stop_leading(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     key = _key(args)
-    return replace(state, leaders=state.leaders.remove(key)), clock, None, ()
+    return evolve(state, leaders=state.leaders.remove(key)), clock, None, ()
 
 
 def _append(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
     key = _key(args)
     leader = partition_leader.append(state.leaders[key], args["count"], now)
-    return replace(state, leaders=state.leaders.set(key, leader)), now, None, ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), now, None, ()
 
 
 def _follower_fetch(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
@@ -235,21 +259,21 @@ def _follower_fetch(state: PartitionControl, clock: int, args: Mapping[str, Any]
     key = _key(args)
     leader, proposal = partition_leader.follower_fetch(
         state.leaders[key], args["follower"], args["fetch_offset"], now, args["broker_epoch"])
-    return replace(state, leaders=state.leaders.set(key, leader)), now, ProposalResponse(proposal), ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), now, ProposalResponse(proposal), ()
 
 
 def _maybe_shrink_isr(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
     key = _key(args)
     leader, proposal = partition_leader.maybe_shrink_isr(state.leaders[key], now)
-    return replace(state, leaders=state.leaders.set(key, leader)), now, ProposalResponse(proposal), ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), now, ProposalResponse(proposal), ()
 
 
 def _handle_result(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
     key = _key(args)
     leader, resend = partition_leader.handle_alter_partition_result(state.leaders[key], args["result"], now)
-    return replace(state, leaders=state.leaders.set(key, leader)), now, ResultResponse(resend), ()
+    return evolve(state, leaders=state.leaders.set(key, leader)), now, ResultResponse(resend), ()
 
 
 def _advance_clock(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
@@ -327,18 +351,36 @@ def observe(state: PartitionControl, clock: int, fields: Iterable[str] = ()) -> 
     return {name: OBSERVERS[name](state, clock) for name in OBSERVERS if name in wanted}
 
 
-def _int(got: int, want: Any) -> bool:
-    return type(want) is int and want == got
+_INT = int  # a module global: read without the look-up in builtins
+_EMPTY_LISTS = ("removing_replicas", "adding_replicas", "elr", "last_known_elr")  # mostly empty on both sides
 
 
 def _ints(got: tuple[int, ...], want: Any) -> bool:
     """A tuple of ints stated as a list of ints (not booleans)."""
-    return type(want) is list and len(want) == len(got) and all(type(w) is int and w == g for g, w in zip(got, want))
+    if type(want) is not list or len(want) != len(got):
+        return False
+    for g, w in zip(got, want):
+        if type(w) is not _INT or w != g:
+            return False
+    return True
 
 
-_PARTITION_INTS = ("leader", "leader_epoch", "partition_epoch", "leader_recovery_state")
-_PARTITION_LISTS = ("isr", "replicas", "removing_replicas", "adding_replicas", "elr", "last_known_elr")
-_LEADER_INTS = ("leader_epoch", "partition_epoch", "high_watermark", "log_end_offset", "leader_epoch_start_offset")
+def _partition_matches(r: PartitionRegistration, w: Any) -> bool:
+    """One registration against its stated JSON object (:data:`OBSERVERS`' ``partitions`` entry)."""
+    if type(w) is not dict or len(w) != 10:
+        return False
+    leader, leader_epoch, partition_epoch, recovery = (
+        w.get("leader"), w.get("leader_epoch"), w.get("partition_epoch"), w.get("leader_recovery_state"))
+    if (type(leader) is not _INT or leader != r.leader or type(leader_epoch) is not _INT
+            or leader_epoch != r.leader_epoch or type(partition_epoch) is not _INT
+            or partition_epoch != r.partition_epoch or type(recovery) is not _INT or recovery != r.leader_recovery_state
+            or not _ints(r.isr, w.get("isr")) or not _ints(r.replicas, w.get("replicas"))):
+        return False
+    for name in _EMPTY_LISTS:
+        want, got = w.get(name), getattr(r, name)
+        if (want or got or type(want) is not list) and not _ints(got, want):
+            return False
+    return True
 
 
 def _partitions_match(state: PartitionControl, want: Any) -> bool:
@@ -346,33 +388,41 @@ def _partitions_match(state: PartitionControl, want: Any) -> bool:
     if type(want) is not dict or len(want) != len(partitions):
         return False
     for (topic, index), r in partitions.items():
-        w = want.get(f"{topic}:{index}")
-        if type(w) is not dict or len(w) != len(_PARTITION_INTS) + len(_PARTITION_LISTS):
-            return False
-        if not all(_int(getattr(r, name), w.get(name)) for name in _PARTITION_INTS):
-            return False
-        if not all(_ints(getattr(r, name), w.get(name)) for name in _PARTITION_LISTS):
+        if not _partition_matches(r, want.get(f"{topic}:{index}")):
             return False
     return True
 
 
 def _leader_matches(s: partition_leader.PartitionLeaderState, w: Any) -> bool:
-    if type(w) is not dict or len(w) != len(_LEADER_INTS) + 4:
+    """One leader state against its stated JSON object (:func:`_leader_json`)."""
+    if type(w) is not dict or len(w) != 9:
         return False
-    if not all(_int(getattr(s, name), w.get(name)) for name in _LEADER_INTS) or not _ints(s.isr, w.get("isr")):
+    leader_epoch, partition_epoch, high_watermark, log_end_offset, start_offset = (
+        w.get("leader_epoch"), w.get("partition_epoch"), w.get("high_watermark"), w.get("log_end_offset"),
+        w.get("leader_epoch_start_offset"))
+    if (type(leader_epoch) is not _INT or leader_epoch != s.leader_epoch or type(partition_epoch) is not _INT
+            or partition_epoch != s.partition_epoch or type(high_watermark) is not _INT
+            or high_watermark != s.high_watermark or type(log_end_offset) is not _INT
+            or log_end_offset != s.log_end_offset or type(start_offset) is not _INT
+            or start_offset != s.leader_epoch_start_offset or not _ints(s.isr, w.get("isr"))):
         return False
     followers, eligible, pending = w.get("followers"), w.get("eligible_brokers"), w.get("pending", False)
     if type(followers) is not dict or len(followers) != len(s.followers):
         return False
     for r, f in s.followers.items():
         fw = followers.get(str(r))
-        if type(fw) is not dict or len(fw) != 2 or not (_int(f.log_end_offset, fw.get("log_end_offset"))
-                                                         and _int(f.broker_epoch, fw.get("broker_epoch"))):
+        if type(fw) is not dict or len(fw) != 2:
             return False
-    if type(eligible) is not dict or len(eligible) != len(s.eligible_brokers):
+        offset, epoch = fw.get("log_end_offset"), fw.get("broker_epoch")
+        if type(offset) is not _INT or offset != f.log_end_offset or type(epoch) is not _INT or epoch != f.broker_epoch:
+            return False
+    brokers = s.eligible_brokers
+    if type(eligible) is not dict or len(eligible) != len(brokers):
         return False
-    if not all(_int(e, eligible.get(str(b))) for b, e in s.eligible_brokers.items()):
-        return False
+    for b, e in brokers.items():
+        given = eligible.get(str(b))
+        if type(given) is not _INT or given != e:
+            return False
     if s.pending is None:
         return pending is None
     return (type(pending) is dict and len(pending) == 2 and _ints(s.pending.proposed_isr, pending.get("proposed_isr"))
@@ -383,7 +433,10 @@ def _leaders_match(state: PartitionControl, want: Any) -> bool:
     leaders = state.leaders
     if type(want) is not dict or len(want) != len(leaders):
         return False
-    return all(_leader_matches(s, want.get(f"{b}:{t}:{p}")) for (b, t, p), s in leaders.items())
+    for (b, t, p), s in leaders.items():
+        if not _leader_matches(s, want.get(f"{b}:{t}:{p}")):
+            return False
+    return True
 
 
 def _brokers_match(state: PartitionControl, want: Any) -> bool:
@@ -392,15 +445,18 @@ def _brokers_match(state: PartitionControl, want: Any) -> bool:
         return False
     for b, r in brokers.items():
         w = want.get(str(b))
-        if (type(w) is not dict or len(w) != 4 or not _int(r.epoch, w.get("epoch")) or w.get("fenced") is not r.fenced
-                or w.get("in_controlled_shutdown") is not r.in_controlled_shutdown
-                or type(w.get("incarnation_id")) is not str or w["incarnation_id"] != r.incarnation_id):
+        if type(w) is not dict or len(w) != 4:
+            return False
+        epoch, incarnation = w.get("epoch"), w.get("incarnation_id")
+        if (type(epoch) is not _INT or epoch != r.epoch or type(incarnation) is not str
+                or incarnation != r.incarnation_id or w.get("fenced") is not r.fenced
+                or w.get("in_controlled_shutdown") is not r.in_controlled_shutdown):
             return False
     return True
 
 
 POST_MATCHERS: dict[str, Callable[[PartitionControl, int, Any], bool]] = {
-    "clock": lambda state, clock, want: _int(clock, want),
+    "clock": lambda state, clock, want: type(want) is _INT and want == clock,
     "brokers": lambda state, clock, want: _brokers_match(state, want),
     "partitions": lambda state, clock, want: _partitions_match(state, want),
     "leaders": lambda state, clock, want: _leaders_match(state, want),
