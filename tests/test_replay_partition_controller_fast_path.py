@@ -1,8 +1,7 @@
 """The partition and controller replays' fast paths judge every step as the diff does.
 
-``partition_replay.post_matches`` / ``controller_replay.post_matches`` and the responses as ``run`` returns them
-(nested fields equal to the stated ones replaced by them, ``_as_stated``) must never call a step equal that the
-field-level diff (``step_diffs``) tells apart. Every leaf of bundled TLC-recorded steps' stated responses and
+``partition_replay.post_matches`` / ``controller_replay.post_matches`` and ``replay.response_matches`` (nested
+response fields read on the reference's values) must never call a step equal that the field-level diff (``step_diffs``) tells apart. Every leaf of bundled TLC-recorded steps' stated responses and
 post-states is perturbed one at a time into a value JSON tells apart (true for 1, 1.0 for 1, a string subclass,
 a dropped or added element or key); the replay of the perturbed step must diverge exactly when the diff finds
 something (a fast path unsure of a step leaves it to the diff, so only a wrong "equal" can fail here).

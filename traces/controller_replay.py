@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kraftspec.reference import controller_registration as cr, describe_cluster as dc
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import evolve, evolver, field_values
+from kraftspec.reference.frozen import evolver
 from kraftspec.traces.controller_trace import (
     ACTIONS,
     DEFAULT_LISTENERS,
@@ -47,7 +47,6 @@ class Serializable:
 
 Outcome = tuple[ControllerControl, int, Any, Written]
 Runner = Callable[[ControllerControl, int, Mapping[str, Any]], Outcome]
-_NESTED = (list, dict)  # stated response values compared here (the replay compares scalars itself)
 _MISSING = object()  # a registration the stated post-state does not have
 _evolve_image = evolver(dc.ClusterImage)
 
@@ -163,29 +162,9 @@ def run(state: ControllerControl, clock: int, step: Step) -> Outcome:
     """(state', clock', the response object or None, records written) for one step.
 
     Raises ``ValueError`` on an input the reference refuses (a response with no request pending, a
-    DescribeCluster request that cannot be written at its version). A response field of arrays or objects
-    that equals the one the step states is that stated JSON value (see :func:`_as_stated`).
+    DescribeCluster request that cannot be written at its version).
     """
-    after, clock, response, written = RUNNERS[step.action](state, clock, step.input)
-    stated = step.response
-    if stated and response is not None:
-        response = _as_stated(response, stated)
-    return after, clock, response, written
-
-
-def _as_stated(response: Any, stated: Mapping[str, Any]) -> Any:
-    """``response`` with each field stated as an array or object that its JSON equals replaced by the stated
-    value itself (``to_json`` of the response is unchanged): the replay compares those by identity, and the
-    others (scalars, enums) on the reference's values; a field not shown equal is left for the diff."""
-    try:
-        fields = field_values(response)
-    except AttributeError:  # no response, or one without fields
-        return response
-    equal = {key: want for key, want in stated.items() if (want or type(want) is dict) and type(want) in _NESTED
-             and key in fields and fields[key] is not want and matches(fields[key], want)}
-    if not equal:  # (an empty array the replay compares itself)
-        return response
-    return evolve(response, **equal)
+    return RUNNERS[step.action](state, clock, step.input)
 
 
 def apply(state: ControllerControl, clock: int,

@@ -22,6 +22,7 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import field_values
 from kraftspec.traces import broker_replay, controller_replay, partition_replay, raft_replay
 from kraftspec.traces.format import Step, Trace, Written, components, step_to_json
+from kraftspec.traces.match import matches
 from kraftspec.traces.values import to_json
 
 REPLAYERS: dict[str, ModuleType] = {"broker": broker_replay, "partition": partition_replay, "raft": raft_replay,
@@ -121,9 +122,9 @@ def _matches(got: Any, want: Any) -> bool:
     kind = type(want)
     if kind is str:
         return got == want if type(got) is str else isinstance(got, Enum) and got._name_ == want
-    if kind is list:
-        return type(got) in (tuple, list) and len(got) == len(want) and all(map(_matches, got, want))
-    if kind not in _JSON_LEAVES:  # an object (unsure), or no JSON value at all (a tuple: the diff tells it apart)
+    if kind is list or kind is dict:  # an array or an object: read on the reference's value (a proposal, topics)
+        return matches(got, want)
+    if kind not in _JSON_LEAVES:  # no JSON value at all (a tuple: the diff tells it apart)
         return False
     return type(got) is kind and got == want
 
@@ -131,8 +132,8 @@ def _matches(got: Any, want: Any) -> bool:
 def response_matches(response: Any, stated: Mapping[str, Any]) -> bool:
     """Whether each stated response field equals the reference's (``response``: its response object or None).
 
-    Only the stated fields are read; nothing is converted. False also when unsure (a numeric error
-    code, a nested value): the caller then diffs the JSON forms, which decide.
+    Only the stated fields are read; nothing is converted (nested values by :func:`kraftspec.traces.match.matches`).
+    False also when unsure (a numeric error code): the caller then diffs the JSON forms, which decide.
     """
     try:
         fields = field_values(response)
