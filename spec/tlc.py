@@ -212,12 +212,16 @@ def _paragraph(texts: Sequence[str]) -> str:
 
 def _sany_errors(outside: str) -> str:
     """The lines of SANY's report that say what is wrong and where."""
+    lines = outside.splitlines()
     keep = [
         line
-        for line in outside.splitlines()
+        for line in lines
         if not line.startswith("Module definition starting")
         and (_SANY_LOCATION.search(line) or line.strip().startswith(_SANY_PREFIXES))
     ]
+    for index, line in enumerate(lines):  # an abort at no location: its reason is the next line with text
+        if line.strip() == "Unknown location":
+            keep += [text for text in lines[index + 1:] if text.strip()][:1]
     return _paragraph(list(dict.fromkeys(keep)))
 
 
@@ -327,8 +331,12 @@ def run_tlc(
     if not config.is_file():
         raise TlcConfigError(f"TLC rejected the configuration {config}: the file does not exist.")
     java, jar = java_executable(), tla2tools_jar()
-    with tempfile.TemporaryDirectory(prefix="kraftspec-tlc-") as meta:
-        command = [java, *java_options, "-cp", str(jar), "tlc2.TLC", "-tool", "-metadir", meta, "-cleanup"]
+    # SANY copies the standard modules it reads out of the jar into java.io.tmpdir under fixed names
+    # (/tmp/Naturals.tla): TLC runs in parallel would read each other's half-written copies, so each gets its own.
+    with tempfile.TemporaryDirectory(prefix="kraftspec-tlc-") as meta, \
+            tempfile.TemporaryDirectory(prefix="kraftspec-sany-") as modules:
+        command = [java, *java_options, f"-Djava.io.tmpdir={modules}", "-cp", str(jar), "tlc2.TLC", "-tool",
+                   "-metadir", meta, "-cleanup"]
         command += ["-workers", str(workers)]
         if not check_deadlock:
             command.append("-deadlock")

@@ -65,6 +65,24 @@ def test_parse_error_names_file_and_line() -> None:
     assert err.value.result is not None and "Parse Error" in err.value.result.output
 
 
+def test_abort_at_no_location_gives_its_reason(tmp_path: Path) -> None:
+    (tmp_path / "Missing.tla").write_text("---- MODULE Missing ----\nEXTENDS Naturals, NoSuchModule\nVARIABLE x\n"
+                                          "Init == x = 0\nNext == x' = x\n====\n")
+    (tmp_path / "Missing.cfg").write_text("INIT Init\nNEXT Next\n")
+    with pytest.raises(TlcParseError) as err:
+        run_tlc(tmp_path / "Missing.tla", timeout_s=120)
+    assert "Cannot find source file for module NoSuchModule imported in module Missing" in str(err.value)
+
+
+def test_standard_modules_are_read_from_a_directory_of_the_run_alone() -> None:
+    """SANY copies Naturals.tla out of the jar into java.io.tmpdir; parallel runs must not share that copy."""
+    result = run_tlc(TLA / "Counter.tla", timeout_s=120)
+    read = [Path(line.split("Parsing file ", 1)[1]) for line in result.output.splitlines()
+            if line.startswith("Parsing file ") and line.endswith("Naturals.tla")]
+    assert len(read) == 1 and read[0].parent.name.startswith("kraftspec-sany-"), read
+    assert not read[0].parent.exists()  # removed with the run
+
+
 def test_config_naming_missing_invariant() -> None:
     with pytest.raises(TlcConfigError, match="MissingInvariant.cfg: The invariant NoSuchInvariant specified"):
         run_tlc(TLA / "Counter.tla", TLA / "MissingInvariant.cfg", timeout_s=120)
