@@ -7,6 +7,19 @@ import math
 from typing import Optional
 
 from kraftspec.mutants import Mutant
+from kraftspec.reference.controller_registration import (
+    ERROR_MESSAGES,
+    KAFKA_4_3,
+    SUCCESS_MESSAGE,
+    ControllerRegistrationRequest,
+    ControllerRegistrationResponse,
+    ManagerState,
+    ControllerBehaviour,
+)
+from kraftspec.reference.controller_rules import backoff_ms
+from kraftspec.reference.frozen import evolve
+from kraftspec.reference.metadata_version import is_controller_registration_supported
+from kraftspec.reference.records import RegisterControllerRecord
 from kraftspec.reference.admin_bootstrap import NEITHER_MESSAGE
 from kraftspec.reference.describe_cluster import DescribeClusterNode
 from kraftspec.reference.errors import Errors
@@ -49,6 +62,37 @@ def backoff_uncapped(failed_attempts: int, jitter_draw: float) -> int:
     return int((0.98 + 0.04 * jitter_draw) * 100 * math.pow(2, failed_attempts))
 
 
+def zk_migration_ready_copied(
+    request: ControllerRegistrationRequest, mv: int, is_active: bool, authorized: bool = True,
+    behaviour: ControllerBehaviour = KAFKA_4_3,
+) -> tuple[ControllerRegistrationResponse, tuple[RegisterControllerRecord, ...]]:
+    """Wrong for 4.x: the record copies the request's ZkMigrationReady, as Kafka 3.9 did (issue 17)."""
+    if not authorized:
+        error = Errors.CLUSTER_AUTHORIZATION_FAILED
+    elif not is_active:
+        error = Errors.NOT_CONTROLLER
+    elif not is_controller_registration_supported(mv):
+        error = Errors.UNSUPPORTED_VERSION
+    else:
+        record = RegisterControllerRecord(request.controller_id, request.incarnation_id, request.zk_migration_ready,
+                                          request.listeners, request.features, 0)
+        return ControllerRegistrationResponse(Errors.NONE, SUCCESS_MESSAGE), (record,)
+    return ControllerRegistrationResponse(error, ERROR_MESSAGES[error]), ()
+
+
+def due_resend_kept(
+    state: ManagerState, error: Errors, now_ms: int, jitter_draw: float, behaviour: ControllerBehaviour = KAFKA_4_3,
+) -> tuple[ManagerState, tuple[ControllerRegistrationRequest, ...]]:
+    """Wrong: a success handled at or after the resend deadline leaves the resend scheduled (Kafka's event queue
+    fires the due resend first)."""
+    if error != Errors.REQUEST_TIMED_OUT or behaviour.timeout_clears_pending:
+        state = evolve(state, pending_rpcs=state.pending_rpcs - 1)
+    if error == Errors.NONE:
+        return evolve(state, successful_rpcs=state.successful_rpcs + 1, failed_rpcs=0), ()
+    delay = backoff_ms(state.failed_rpcs, jitter_draw)
+    return evolve(state, failed_rpcs=state.failed_rpcs + 1, resend_deadline_ms=now_ms + delay), ()
+
+
 MUTANTS: list[Mutant] = [
     Mutant("controller-stale-incarnation-accepted", "controller",
            "registeredInLog ignores the incarnation id, so a delayed record of an older incarnation wins",
@@ -78,4 +122,14 @@ MUTANTS: list[Mutant] = [
            "the registration resend backoff grows past 120000 ms",
            "kraftspec.reference.controller_rules:backoff_ms", backoff_uncapped,
            ("scenario", "crosshair")),
+    Mutant("controller-zk-migration-ready-copied", "controller",
+           "the RegisterControllerRecord copies the request's ZkMigrationReady (3.9's rule) where 4.x writes false; "
+           "Kafka 4.3 catches it (tests/test_kafka_controller.py)",
+           "kraftspec.reference.controller_registration:register_controller", zk_migration_ready_copied,
+           ("scenario",)),
+    Mutant("controller-due-resend-kept", "controller",
+           "a response handled at or after the resend deadline leaves the resend scheduled; Kafka 4.3 catches it "
+           "(tests/test_kafka_controller.py)",
+           "kraftspec.reference.controller_registration:on_response", due_resend_kept,
+           ("scenario",)),
 ]

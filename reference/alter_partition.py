@@ -119,12 +119,12 @@ def validate_alter_partition_data(
 ) -> Errors:
     """§2.10 step 2: the first failing per-partition check, in Kafka's order, or NONE.
 
-    A ``leader_recovery_state`` other than 0/1 is outside the protocol (Kafka's
-    ``LeaderRecoveryState.of`` throws): ValueError.
+    A ``leader_recovery_state`` other than 0/1 is outside the protocol: Kafka 4.3
+    ``ReplicationControlManager.validateAlterPartitionData`` reads it with ``LeaderRecoveryState.of``, which
+    throws, only after the partition, epoch and ISR checks passed (so a stale epoch still answers, e.g.
+    FENCED_LEADER_EPOCH); then ValueError.
     """
     recovery_state = data.leader_recovery_state
-    if recovery_state != RECOVERED and recovery_state != RECOVERING:
-        raise ValueError(f"invalid leader recovery state {recovery_state}")
     if partition is None:
         return Errors.UNKNOWN_TOPIC_OR_PARTITION
     leader = partition.leader
@@ -137,6 +137,8 @@ def validate_alter_partition_data(
         return Errors.INVALID_REQUEST
     if leader not in new_isr:
         return Errors.INVALID_REQUEST
+    if recovery_state != RECOVERED and recovery_state != RECOVERING:
+        raise ValueError(f"invalid leader recovery state {recovery_state}")
     if recovery_state == RECOVERING and len(new_isr) > 1:
         return Errors.INVALID_REQUEST
     if partition.leader_recovery_state == RECOVERED and recovery_state == RECOVERING:
@@ -162,8 +164,12 @@ def alter_partition(
     """§2.10 ``alterPartition``: ``(partitions', response, records)``; records merged into ``partitions'``.
 
     Step 0: an unregistered requester or a broker epoch mismatch fails the whole request with
-    STALE_BROKER_EPOCH. Every partition is validated and built against the state before the request.
+    STALE_BROKER_EPOCH. Every partition is validated and built against the state before the request. A request
+    naming no topic is answered NONE, empty, before any check (Kafka 4.3 ``QuorumController.alterPartition``
+    completes it without running ``ReplicationControlManager.alterPartition``).
     """
+    if not request.topics:
+        return persistent(partitions), _response(_NONE, ()), ()
     requester = request.broker_id
     registration = brokers.get(requester)
     if registration is None or registration.epoch != request.broker_epoch:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
-from typing import Generic, Optional, TypeVar
+from typing import Generic, Optional, Sequence, TypeVar
 
 from kraftspec.reference import broker_rules, metadata_version as mv, partition_events
 from kraftspec.reference.broker_registration import (
@@ -30,10 +30,13 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, builder, dict_init, evolve, slotted
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
 from kraftspec.reference.partition_creation import create_partition
+from kraftspec.reference.reassignment import validate_manual_assignment
 from kraftspec.reference.records import (
     FENCE,
     UNFENCE,
     BrokerRegistrationChangeRecord,
+    ClearElrRecord,
+    ConfigRecord,
     Endpoint,
     FeatureRange,
     FenceBrokerRecord,
@@ -48,7 +51,7 @@ from kraftspec.reference.records import (
 
 METADATA_VERSION = "metadata.version"
 ELR_FEATURE = "eligible.leader.replicas.version"
-LEGACY_SESSION_EPOCH = -1  # Kafka 3.9 kept one contact time per broker id, whatever its epoch
+LEGACY_SESSION_EPOCH = -1  # Kafka 3.9 kept one contact time per registered broker, whatever its epoch
 
 R = TypeVar("R")
 Written = tuple[tuple[int, MetadataRecord], ...]
@@ -59,11 +62,22 @@ class KafkaBehaviour:
     """The version differences of kraft-semantics §1.10, as explicit switches.
 
     ``sessions_keyed_by_epoch``: 4.0+ tracks sessions per (id, epoch) and also fences already-fenced
-    brokers; 3.9 had one session per id, valid only while unfenced. ``activation_sessions_for_fenced``:
-    4.0 gave fenced brokers a fresh session on controller activation; 4.1+ does not (KAFKA-19130).
-    ``clean_shutdown_detection``: 4.1+ honours previousBrokerEpoch (KAFKA-18635). ``register_forgets_offset``: 4.0+
-    ``BrokerHeartbeatManager.register`` touches an entry whose fenced flag it leaves unchanged with offset -1; 3.9's
-    left such an entry alone.
+    brokers; 3.9 had one session per id, valid only while unfenced: the heartbeat manager's ``lastContactNs`` of each
+    registered broker, which every ``touch`` sets (a heartbeat with the current epoch, a registration, the replay of
+    a record of the broker, activation; a stale heartbeat touches nothing), see :func:`_touch_contacts`.
+    ``activation_sessions_for_fenced``: 4.0 gave fenced brokers a fresh session on controller activation; 4.1+ does
+    not (KAFKA-19130).
+    ``clean_shutdown_detection``: 4.0+ honours previousBrokerEpoch (``ClusterControlManager.registerBroker``'s
+    ``cleanShutdownDetectionEnabled``, request v3+; Kafka 4.0.0 has it, 3.9 not). ``register_forgets_offset``: 4.0+
+    ``BrokerHeartbeatManager.register`` touches an entry whose fenced flag it leaves unchanged with offset -1 (3.9.1's
+    does too). ``duplicate_registration_message``: the DUPLICATE_BROKER_REGISTRATION message of
+    ``ClusterControlManager.registerBroker`` (4.1 added how the duplicate resolves itself).
+    ``assignment_needs_uncordoned_dirs``: 4.4+ ``ReplicationControlManager.validateManualPartitionAssignment`` refuses
+    a broker whose every log directory is cordoned (KIP-1066). ``restart_leaves_isr``: 4.0+ ``handleBrokerShutdown``
+    takes a new incarnation's broker out of its ISRs as if fenced when ELR is off; 3.9's
+    ``handleBrokerUncleanShutdown`` writes nothing below the ELR metadata.version. ``registration_needs_metadata_version``:
+    4.0+ refuses a registration without a metadata.version range (INVALID_REGISTRATION); 3.9 checks the range 1–1 for
+    it (``processRegistrationFeature``'s default). "4.1+" is Kafka 4.1 to 4.3, "4.4+" 4.4 on.
     """
 
     name: str
@@ -71,12 +85,21 @@ class KafkaBehaviour:
     activation_sessions_for_fenced: bool
     clean_shutdown_detection: bool
     register_forgets_offset: bool
+    duplicate_registration_message: str = ""
+    assignment_needs_uncordoned_dirs: bool = False
+    restart_leaves_isr: bool = True
+    registration_needs_metadata_version: bool = True
 
 
-KAFKA_3_9 = KafkaBehaviour("3.9", False, True, False, False)
-KAFKA_4_0 = KafkaBehaviour("4.0", True, True, False, True)
-KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True, True)
-BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)}
+_DUPLICATE = "Another broker is registered with that broker id."
+_DUPLICATE_4_1 = (f"{_DUPLICATE} If the broker was recently restarted this should self-resolve once the heartbeat "
+                  f"manager expires the broker's session.")
+KAFKA_3_9 = KafkaBehaviour("3.9", False, True, False, True, _DUPLICATE, restart_leaves_isr=False,
+                           registration_needs_metadata_version=False)
+KAFKA_4_0 = KafkaBehaviour("4.0", True, True, True, True, _DUPLICATE)
+KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True, True, _DUPLICATE_4_1)
+KAFKA_4_4 = KafkaBehaviour("4.4+", True, False, True, True, _DUPLICATE_4_1, True)
+BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_4)}
 
 
 @slotted
@@ -202,6 +225,7 @@ class BrokerHeartbeatRequest:
     want_fence: bool
     want_shut_down: bool
     offline_log_dirs: tuple[str, ...] = ()
+    cordoned_log_dirs: Optional[tuple[str, ...]] = None  # v2+; null until the broker has caught up (KIP-1066)
 
 
 @dict_init
@@ -311,7 +335,33 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
         return evolve(state, partitions=state.partitions.set(key, PartitionRegistration.from_record(record)))
     if isinstance(record, TopicRecord):
         return evolve(state, topics=state.topics.set(record.topic_id, TopicInfo(record.name, record.topic_id)))
+    if isinstance(record, ConfigRecord):
+        return _replay_config(state, record)
+    if isinstance(record, ClearElrRecord):
+        cleared = [(key, p) for key, p in state.partitions.items()
+                   if (not record.topic_name or (key[0] in state.topics and state.topics[key[0]].name == record.topic_name))
+                   and (p.elr or p.last_known_elr)]
+        partitions = state.partitions
+        for key, p in cleared:
+            partitions = partitions.set(key, evolve(p, elr=(), last_known_elr=()))
+        return evolve(state, partitions=partitions)
     raise TypeError(f"the broker lifecycle does not replay {type(record).__name__}")
+
+
+def _replay_config(state: ClusterControl, record: ConfigRecord) -> ClusterControl:
+    """A topic's ``unclean.leader.election.enable`` or ``min.insync.replicas`` (a null value restores the default);
+    other configs and resources are not modelled here (``ConfigurationControlManager.replay``)."""
+    if record.resource_type != TOPIC_RESOURCE or record.name not in (UNCLEAN_LEADER_ELECTION_ENABLE,
+                                                                      MIN_IN_SYNC_REPLICAS):
+        return state
+    for topic_id, topic in state.topics.items():
+        if topic.name == record.resource_name:
+            if record.name == UNCLEAN_LEADER_ELECTION_ENABLE:
+                changed = evolve(topic, unclean_leader_election_enable=(record.value or "").lower() == "true")
+            else:
+                changed = evolve(topic, min_insync_replicas=int(record.value) if record.value is not None else 1)
+            return evolve(state, topics=state.topics.set(topic_id, changed))
+    return state
 
 
 def registered_heartbeats(state: ClusterControl, broker_id: int, fenced: bool) -> FrozenMap[int, HeartbeatState]:
@@ -346,6 +396,28 @@ def _append(state: ClusterControl, records: list[MetadataRecord]) -> tuple[Clust
     return evolve(state, next_offset=first + len(written)), written
 
 
+def _touch_contacts(state: ClusterControl, written: Written, now: Optional[int]) -> ClusterControl:
+    """Kafka 3.9 (sessions not keyed by epoch): replaying a record of a broker registers it with the heartbeat manager
+    again, whose ``touch`` sets its last contact to ``now``; replaying its unregistration drops it (``remove``).
+
+    3.9 ``ClusterControlManager.replay`` / ``replayRegistrationChange`` -> ``BrokerHeartbeatManager.register`` ->
+    ``touch``. From 4.0 contacts live in the ``BrokerHeartbeatTracker``, which replay does not touch.
+    """
+    if state.behaviour.sessions_keyed_by_epoch or not written:
+        return state
+    sessions = state.sessions
+    for _, record in written:
+        if isinstance(record, UnregisterBrokerRecord):
+            key = (record.broker_id, LEGACY_SESSION_EPOCH)
+            if key in sessions:
+                sessions = sessions.remove(key)
+        elif isinstance(record, (RegisterBrokerRecord, BrokerRegistrationChangeRecord)) and now is not None:
+            sessions = sessions.set((record.broker_id, LEGACY_SESSION_EPOCH), now)
+        elif isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)) and now is not None:
+            sessions = sessions.set((record.id, LEGACY_SESSION_EPOCH), now)
+    return evolve(state, sessions=sessions)
+
+
 def _fence_record(state: ClusterControl, registration: BrokerRegistration) -> MetadataRecord:
     """Fencing writes FenceBrokerRecord below MV 3.3-IV2, else BrokerRegistrationChangeRecord v0 fenced=1 (§1.4)."""
     if mv.writes_fence_records(state.metadata_version):
@@ -366,22 +438,44 @@ def _partition_context(state: ClusterControl) -> dict[str, object]:
     return {"metadata_version": state.metadata_version, "elr_enabled": state.elr_enabled}
 
 
-def broker_fenced_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+Order = tuple[TopicPartition, ...]
+"""The partitions Kafka wrote PartitionChangeRecords for in one operation, in its order, as a trace states it.
+
+Kafka visits partitions in the order of hash-keyed indexes (``BrokersToIsrs``, ``BrokersToElrs``,
+``directoriesToPartitions``); one operation may make several visits (a fence, then each directory gone offline).
+Each visit takes the partitions it changes in the order of their first occurrence in what is left of ``order``
+(the rest ascending), and uses those occurrences up (:func:`_rest_of_order`)."""
+
+
+def _rest_of_order(order: Order, records: Sequence[MetadataRecord]) -> Order:
+    """``order`` without the first occurrence of each partition a visit wrote ``records`` for."""
+    if not order:
+        return order
+    rest = list(order)
+    for record in records:
+        if isinstance(record, PartitionChangeRecord):
+            key = (record.topic_id, record.partition_id)
+            if key in rest:
+                rest.remove(key)
+    return tuple(rest)
+
+
+def broker_fenced_records(state: ClusterControl, broker_id: int, order: Order = ()) -> list[MetadataRecord]:
     """``handleBrokerFenced``: ISR removals and re-elections, then the fence record (§2.9)."""
     changes = partition_events.handle_broker_fenced(state.brokers, state.topics, state.partitions, broker_id,
-                                                    **_partition_context(state))
+                                                    **_partition_context(state), order=order)
     return [*changes, _fence_record(state, state.brokers[broker_id])]
 
 
-def broker_unfenced_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+def broker_unfenced_records(state: ClusterControl, broker_id: int, order: Order = ()) -> list[MetadataRecord]:
     """``handleBrokerUnfenced``: the unfence record, then elections of leaderless partitions (§2.9)."""
     changes = partition_events.handle_broker_unfenced(state.brokers, state.topics, state.partitions, broker_id,
-                                                      **_partition_context(state))
+                                                      **_partition_context(state), order=order)
     return [_unfence_record(state, state.brokers[broker_id]), *changes]
 
 
 def directories_offline_records(state: ClusterControl, broker_id: int,
-                                offline_log_dirs: tuple[str, ...]) -> list[MetadataRecord]:
+                                offline_log_dirs: tuple[str, ...], order: Order = ()) -> list[MetadataRecord]:
     """``handleDirectoriesOffline`` (§1.5 step 7, MV >= 3.7-IV2): for each registered directory newly reported offline,
     ISR removals and re-elections of the partitions placed on it, then BrokerRegistrationChangeRecord v2
     with the remaining directories. Directories the registration does not list are ignored, so a
@@ -393,15 +487,31 @@ def directories_offline_records(state: ClusterControl, broker_id: int,
         return []
     records: list[MetadataRecord] = []
     for directory in newly_offline:
-        records.extend(partition_events.handle_directory_offline(
-            state.brokers, state.topics, state.partitions, broker_id, directory, **_partition_context(state)))
+        changes = partition_events.handle_directory_offline(
+            state.brokers, state.topics, state.partitions, broker_id, directory, **_partition_context(state),
+            order=order)
+        records.extend(changes)
+        order = _rest_of_order(order, changes)
     remaining = tuple(d for d in registration.log_dirs if d not in offline_log_dirs)
     records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=registration.epoch,
                                                   log_dirs=remaining, version=2))
     return records
 
 
-def broker_in_controlled_shutdown_records(state: ClusterControl, broker_id: int) -> list[MetadataRecord]:
+def directories_cordoned_records(state: ClusterControl, broker_id: int,
+                                 cordoned_log_dirs: tuple[str, ...]) -> list[MetadataRecord]:
+    """``handleDirectoriesCordoned`` (KIP-1066, MV >= 4.3-IV0; Kafka 4.3 ``ReplicationControlManager``): a heartbeat
+    stating cordoned directories other than the registration's (compared as sets; a registration that never had
+    any, null, always differs) writes BrokerRegistrationChangeRecord v3 with the list as stated."""
+    current = state.brokers[broker_id].cordoned_log_dirs
+    if current is not None and set(current) == set(cordoned_log_dirs):
+        return []
+    return [BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=state.brokers[broker_id].epoch,
+                                           cordoned_log_dirs=tuple(cordoned_log_dirs), version=3)]
+
+
+def broker_in_controlled_shutdown_records(state: ClusterControl, broker_id: int,
+                                          order: Order = ()) -> list[MetadataRecord]:
     """``handleBrokerInControlledShutdown``: ICS record v1 (if not yet ICS and MV supports it), then ISR removals (§1.7)."""
     registration = state.brokers[broker_id]
     records: list[MetadataRecord] = []
@@ -409,7 +519,7 @@ def broker_in_controlled_shutdown_records(state: ClusterControl, broker_id: int)
         records.append(BrokerRegistrationChangeRecord(broker_id=broker_id, broker_epoch=registration.epoch,
                                                       in_controlled_shutdown=1, version=1))
     records.extend(partition_events.handle_broker_in_controlled_shutdown(
-        state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state)))
+        state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state), order=order))
     return records
 
 
@@ -454,11 +564,22 @@ def _feature_error(state: ClusterControl, request: BrokerRegistrationRequest) ->
             return Errors.UNSUPPORTED_VERSION, _unsupported_message(feature.name, level, feature.min_supported,
                                                                     feature.max_supported)
     if METADATA_VERSION not in listed:
-        return Errors.INVALID_REGISTRATION, "Request features do not contain 'metadata.version'"
+        if state.behaviour.registration_needs_metadata_version:
+            return Errors.INVALID_REGISTRATION, "Request features do not contain 'metadata.version'"
+        level = state.metadata_version  # 3.9: the range 1-1 (MINIMUM_KRAFT_VERSION) stands in for the missing one
+        if not broker_rules.feature_level_supported(level, 1, 1):
+            return Errors.UNSUPPORTED_VERSION, _unsupported_message(METADATA_VERSION, level, 1, 1)
     for name, level in sorted(state.finalized_features.items()):
         if level != 0 and name not in listed:
             return Errors.UNSUPPORTED_VERSION, _unsupported_message(name, level, 0, 0)
     return None
+
+
+def _registered_features(state: ClusterControl, request: BrokerRegistrationRequest) -> tuple[FeatureRange, ...]:
+    """The record's feature ranges: the request's; on 3.9 a missing metadata.version range is recorded as 1-1."""
+    if state.behaviour.registration_needs_metadata_version or any(f.name == METADATA_VERSION for f in request.features):
+        return request.features
+    return (*request.features, FeatureRange(METADATA_VERSION, 1, 1))
 
 
 def _unsupported_message(name: str, level: int, low: int, high: int) -> str:
@@ -466,17 +587,37 @@ def _unsupported_message(name: str, level: int, low: int, high: int) -> str:
             f"The broker wants a version between {low} and {high}, inclusive.")
 
 
+def registration_as_received(request: BrokerRegistrationRequest) -> BrokerRegistrationRequest:
+    """The request as the controller reads it off the wire at its ``version`` (``BrokerRegistrationRequest.json``).
+
+    ``LogDirs`` (v2+) and ``PreviousBrokerEpoch`` (v3+) are ignorable: a broker sending an older version drops them
+    and the controller reads their defaults (no directories, -1). ``IsMigratingZkBroker`` (v1+) is not: a v0 request
+    cannot carry ``true`` at all (the broker's serializer refuses it), so such an input is refused.
+    """
+    version = request.version
+    if version >= 3:
+        return request
+    if version < 1 and request.is_migrating_zk_broker:
+        raise ValueError("a BrokerRegistration v0 cannot carry isMigratingZkBroker (added in v1)")
+    return evolve(request, previous_broker_epoch=-1, log_dirs=request.log_dirs if version >= 2 else ())
+
+
 def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, now: int, *,
-                    authorized: bool = True) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
+                    authorized: bool = True, order: Order = ()) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
     """``registerBroker``: the ordered checks of §1.3, then the records and the epoch.
 
     The epoch is the offset of the first record of the operation (cleanup records of a new
     incarnation come before the RegisterBrokerRecord); an amendment by the same incarnation keeps
     the epoch, fenced and controlled-shutdown flags. Registration does not create a session.
-    ``authorized`` is CLUSTER_ACTION on CLUSTER, checked by ``ControllerApis`` before the controller.
+    ``authorized`` is CLUSTER_ACTION on CLUSTER, checked by ``ControllerApis`` before the controller. The request is
+    read as the controller receives it at its version (:func:`registration_as_received`).
+    The DUPLICATE_BROKER_REGISTRATION message is the version's (``KafkaBehaviour.duplicate_registration_message``;
+    Kafka 4.1+ ``ClusterControlManager.registerBroker``: "... once the heartbeat manager expires the broker's session").
     """
     def fail(error: Errors, message: Optional[str] = None) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
         return state, Output(BrokerRegistrationResponse(error, message=message))
+
+    request = registration_as_received(request)
 
     if not authorized:
         return fail(Errors.CLUSTER_AUTHORIZATION_FAILED)
@@ -489,9 +630,7 @@ def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, n
     if broker_rules.is_duplicate_registration(
             existing is not None, existing is not None and existing.incarnation_id == request.incarnation_id,
             existing is not None and has_valid_session(state, request.broker_id, existing.epoch, now)):
-        return fail(Errors.DUPLICATE_BROKER_REGISTRATION,
-                    f"Another broker is registered with that broker id. If the broker was recently restarted "
-                    f"this should self-resolve once the heartbeat timeout expires.")
+        return fail(Errors.DUPLICATE_BROKER_REGISTRATION, state.behaviour.duplicate_registration_message)
     if request.is_migrating_zk_broker:
         return fail(Errors.BROKER_ID_NOT_REGISTERED, "Controller does not support registering ZK brokers.")
     directories_supported = mv.is_directory_assignment_supported(state.metadata_version)
@@ -509,19 +648,21 @@ def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, n
         stored_epoch = existing.epoch if existing else broker_rules.NO_BROKER_EPOCH
         clean = broker_rules.is_clean_shutdown(state.behaviour.clean_shutdown_detection and request.version >= 3,
                                                stored_epoch, request.previous_broker_epoch)
-        records.extend(partition_events.handle_broker_shutdown(
-            state.brokers, state.topics, state.partitions, request.broker_id, clean, **_partition_context(state)))
+        if state.behaviour.restart_leaves_isr or state.elr_enabled:
+            records.extend(partition_events.handle_broker_shutdown(
+                state.brokers, state.topics, state.partitions, request.broker_id, clean, **_partition_context(state),
+                order=order))
         epoch, fenced, in_controlled_shutdown = first_offset, True, False
     else:
         epoch, fenced, in_controlled_shutdown = existing.epoch, existing.fenced, existing.in_controlled_shutdown
     records.append(RegisterBrokerRecord(
         broker_id=request.broker_id, incarnation_id=request.incarnation_id, broker_epoch=epoch,
-        end_points=request.listeners, features=request.features, rack=request.rack, fenced=fenced,
+        end_points=request.listeners, features=_registered_features(state, request), rack=request.rack, fenced=fenced,
         in_controlled_shutdown=in_controlled_shutdown,
         log_dirs=tuple(request.log_dirs) if directories_supported else (),
         version=mv.register_broker_record_version(state.metadata_version)))
     state, written = _append(state, records)
-    return state, Output(BrokerRegistrationResponse(Errors.NONE, broker_epoch=epoch), written)
+    return _touch_contacts(state, written, now), Output(BrokerRegistrationResponse(Errors.NONE, broker_epoch=epoch), written)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -622,42 +763,50 @@ _HEARTBEAT_REPLIES = [
 
 
 def _transition_records(state: ClusterControl, broker_id: int, current: BrokerControlState,
-                        following: BrokerControlState) -> list[MetadataRecord]:
+                        following: BrokerControlState, order: Order = ()) -> list[MetadataRecord]:
     """§1.5 step 5: the records of a change of control state (none when it stays)."""
     if current is following:
         return []
     if following.fenced:
-        return broker_fenced_records(state, broker_id)
+        return broker_fenced_records(state, broker_id, order)
     if following is broker_rules.UNFENCED:
-        return broker_unfenced_records(state, broker_id)
-    return broker_in_controlled_shutdown_records(state, broker_id)
+        return broker_unfenced_records(state, broker_id, order)
+    return broker_in_controlled_shutdown_records(state, broker_id, order)
 
 
 def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, *,
-              authorized: bool = True) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
+              authorized: bool = True, order: Order = ()) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
     """``processBrokerHeartbeat``: refresh the session, check the epoch, move along the §1.5 table, write records.
+
+    After the transition's records, those of directories reported offline (:func:`directories_offline_records`) and,
+    from MV 4.3-IV0, of a change of cordoned directories (:func:`directories_cordoned_records`).
 
     A stale or unknown epoch still refreshes its (id, epoch) session. The entry is touched with the next state and
     the reported offset before the records are replayed (their replay may register it again, see
     :func:`registered_heartbeats`). Entering controlled shutdown then records the offset of the last record written
     (``maybeUpdateControlledShutdownOffset``), once.
-    ``authorized`` is CLUSTER_ACTION on CLUSTER (``ControllerApis``), checked before anything else.
+    ``authorized`` is CLUSTER_ACTION on CLUSTER (``ControllerApis``), checked before anything else. ``order`` is
+    the order Kafka changed partitions in (:data:`Order`).
     """
     if not authorized:
         return state, _HEARTBEAT_ERRORS[Errors.CLUSTER_AUTHORIZATION_FAILED]
     if not state.active:
         return state, _HEARTBEAT_ERRORS[Errors.NOT_CONTROLLER]
     broker_id, epoch = request.broker_id, request.broker_epoch
-    sessions = refreshed_sessions(state, broker_id, epoch, now)
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
-    if register_offset is None or registration is None or registration.epoch != epoch:
+    stale = register_offset is None or registration is None or registration.epoch != epoch
+    if stale and not state.behaviour.sessions_keyed_by_epoch:  # 3.9: the epoch check comes before any touch
+        return state, _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
+    sessions = refreshed_sessions(state, broker_id, epoch, now)
+    if stale:
         return _with_soft_state(state, True, sessions, state.heartbeats), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
     offset = request.current_metadata_offset
     caught_up = broker_rules.is_caught_up(offset, register_offset)
     entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
     current, following = _transition(state, broker_id, entry, request, caught_up)
-    if current is following and not request.offline_log_dirs:  # the steady state: session and offset change
+    if current is following and not request.offline_log_dirs and request.cordoned_log_dirs is None:
+        # the steady state: session and offset change
         heartbeats = state.heartbeats
         if entry.metadata_offset != offset:  # ``touched_heartbeats`` inlined: a fresh copy, bound before it is shared
             fenced = following.fenced
@@ -669,11 +818,15 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
                                 True, state.next_offset, state.brokers, state.register_offsets, sessions, heartbeats,
                                 state.topics, state.partitions), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
     # Kafka generates every record of the heartbeat and touches the entry before any record is replayed.
-    records = _transition_records(state, broker_id, current, following)
+    records = _transition_records(state, broker_id, current, following, order)
     state = _with_soft_state(state, True, sessions, touched_heartbeats(state, broker_id, following.fenced, offset))
     if request.offline_log_dirs and mv.is_directory_assignment_supported(state.metadata_version):
-        records += directories_offline_records(state, broker_id, request.offline_log_dirs)
+        records += directories_offline_records(state, broker_id, request.offline_log_dirs,
+                                               _rest_of_order(order, records))
+    if request.cordoned_log_dirs is not None and mv.is_cordoned_log_dirs_supported(state.metadata_version):
+        records += directories_cordoned_records(state, broker_id, request.cordoned_log_dirs)
     state, written = _append(state, records)
+    state = _touch_contacts(state, written, now)
     if following is broker_rules.CONTROLLED_SHUTDOWN:
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
@@ -688,9 +841,11 @@ def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
     """
     if not state.active:
         return state, Output(BrokerHeartbeatResponse(Errors.NOT_CONTROLLER))
-    state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)
     registration = state.brokers.get(request.broker_id)
-    if registration is not None and registration.epoch == request.broker_epoch and request.broker_id in state.heartbeats:
+    current = registration is not None and registration.epoch == request.broker_epoch
+    if state.behaviour.sessions_keyed_by_epoch or (current and request.broker_id in state.heartbeats):
+        state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)  # 3.9: the touch below's
+    if current and request.broker_id in state.heartbeats:
         state = touch(state, request.broker_id, registration.fenced, request.current_metadata_offset)
     return state, Output(BrokerHeartbeatResponse(Errors.REQUEST_TIMED_OUT))
 
@@ -709,8 +864,8 @@ def expired_sessions(state: ClusterControl, now: int) -> list[tuple[int, int]]:
     return sorted(expired)
 
 
-def fence_stale_broker(state: ClusterControl, now: int,
-                       which: Optional[tuple[int, int]] = None) -> tuple[ClusterControl, Output[StaleBrokerFencing]]:
+def fence_stale_broker(state: ClusterControl, now: int, which: Optional[tuple[int, int]] = None,
+                       order: Order = ()) -> tuple[ClusterControl, Output[StaleBrokerFencing]]:
     """``maybeFenceOneStaleBroker``: drop at most one expired session; fence its broker if the epoch is current.
 
     Kafka takes the first expired entry in its map's iteration order; the reference takes
@@ -733,20 +888,20 @@ def fence_stale_broker(state: ClusterControl, now: int,
         return evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(StaleBrokerFencing(key, False))
     if state.behaviour.sessions_keyed_by_epoch and registration.epoch != epoch:
         return state, Output(StaleBrokerFencing(key, False))
-    records = broker_fenced_records(state, broker_id)
+    records = broker_fenced_records(state, broker_id, order)
     hb = state.heartbeats[broker_id]
     state = evolve(state, heartbeats=state.heartbeats.set(
         broker_id, _heartbeat_state(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
     state, written = _append(state, records)
-    return state, Output(StaleBrokerFencing(key, True), written)
+    return _touch_contacts(state, written, now), Output(StaleBrokerFencing(key, True), written)
 
 
 # ---------------------------------------------------------------------------------------------
 # Unregistration (§1.8) and controller failover (§1.2 activation)
 # ---------------------------------------------------------------------------------------------
 
-def unregister_broker(state: ClusterControl, broker_id: int, *,
-                      authorized: bool = True) -> tuple[ClusterControl, Output[UnregisterBrokerResponse]]:
+def unregister_broker(state: ClusterControl, broker_id: int, *, authorized: bool = True,
+                      order: Order = ()) -> tuple[ClusterControl, Output[UnregisterBrokerResponse]]:
     """``unregisterBroker``: leave every ISR, then every ELR, then UnregisterBrokerRecord v0 (§1.8).
 
     ``authorized`` is ALTER on CLUSTER (``ControllerApis``), checked first.
@@ -760,10 +915,10 @@ def unregister_broker(state: ClusterControl, broker_id: int, *,
         return state, Output(UnregisterBrokerResponse(Errors.BROKER_ID_NOT_REGISTERED,
                                                       f"Broker ID {broker_id} is not currently registered"))
     records: list[MetadataRecord] = list(partition_events.handle_broker_unregistered(
-        state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state)))
+        state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state), order=order))
     records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=registration.epoch))
     state, written = _append(state, records)
-    return state, Output(UnregisterBrokerResponse(Errors.NONE), written)
+    return _touch_contacts(state, written, None), Output(UnregisterBrokerResponse(Errors.NONE), written)
 
 
 def deactivate(state: ClusterControl) -> ClusterControl:
@@ -772,7 +927,14 @@ def deactivate(state: ClusterControl) -> ClusterControl:
 
 
 def activate(state: ClusterControl, now: int) -> ClusterControl:
-    """``ClusterControlManager.activate``: register every broker; only unfenced ones get a session (4.1+; 4.0 all)."""
+    """``ClusterControlManager.activate``: register every broker; only unfenced ones get a session (4.1+; 4.0 all).
+
+    Only a controller that is not active claims leadership: told that it leads while it already does, Kafka keeps
+    its soft state (Kafka 4.3 ``QuorumController.QuorumMetaLogListener.handleLeaderChange`` only moves the claim
+    epoch; ``claim`` runs ``ClusterControlManager.activate`` for a standby controller alone).
+    """
+    if state.active:
+        return state
     behaviour = state.behaviour
     keyed, for_fenced = behaviour.sessions_keyed_by_epoch, behaviour.activation_sessions_for_fenced
     heartbeats: dict[int, HeartbeatState] = {}
@@ -784,16 +946,92 @@ def activate(state: ClusterControl, now: int) -> ClusterControl:
     return _with_soft_state(state, True, FrozenMap(sessions), FrozenMap(heartbeats))
 
 
+METADATA_TOPIC = "__cluster_metadata"
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+MIN_IN_SYNC_REPLICAS = "min.insync.replicas"
+
+
+def topic_config_records(state: ClusterControl, topic: TopicInfo) -> list[MetadataRecord]:
+    """The ConfigRecords of a new topic's non-default configs, then a ClearElrRecord for it when ELR is on and
+    min.insync.replicas is set (``ConfigurationControlManager.incrementalAlterConfig``,
+    ``createClearElrRecordsAsNeeded``).
+
+    Kafka walks the configs in its HashMap's order, which puts min.insync.replicas before
+    unclean.leader.election.enable.
+    """
+    records: list[MetadataRecord] = []
+    if topic.min_insync_replicas != 1:
+        records.append(ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=topic.name, name=MIN_IN_SYNC_REPLICAS,
+                                    value=str(topic.min_insync_replicas)))
+    if topic.unclean_leader_election_enable:
+        records.append(ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=topic.name,
+                                    name=UNCLEAN_LEADER_ELECTION_ENABLE, value="true"))
+    if state.elr_enabled and topic.min_insync_replicas != 1:
+        records.append(ClearElrRecord(topic_name=topic.name))
+    return records
+
+
+def topic_name_error(state: ClusterControl, name: str) -> Errors:
+    """``validateNewTopicNames`` and the existence check of ``createTopics``, in Kafka's order: an invalid name or
+    one colliding with an existing topic's is INVALID_TOPIC_EXCEPTION, an existing name TOPIC_ALREADY_EXISTS (which
+    Kafka puts over the collision error)."""
+    existing = [t.name for t in state.topics.values()]
+    if name in existing:
+        return Errors.TOPIC_ALREADY_EXISTS
+    if not broker_rules.is_valid_topic_name(name) or any(broker_rules.topic_names_collide(name, other)
+                                                          for other in existing):
+        return Errors.INVALID_TOPIC_EXCEPTION
+    return Errors.NONE
+
+
+def assignment_error(state: ClusterControl, assignments: tuple[tuple[int, ...], ...]) -> Errors:
+    """The manual assignment checks of ``createTopic``, partition by partition: ``validateManualPartitionAssignment``
+    (an empty list, an unregistered or repeated broker, a replication factor unlike the previous partitions') and
+    no active replica ("All brokers specified in the manual partition assignment for partition N are fenced or in
+    controlled shutdown"), all INVALID_REPLICA_ASSIGNMENT (Kafka 3.9–4.3 ``ReplicationControlManager.createTopic``).
+    Kafka 4.4 also refuses a broker whose log directories are all cordoned
+    (``KafkaBehaviour.assignment_needs_uncordoned_dirs``)."""
+    factor: Optional[int] = None
+    for replicas in assignments:
+        if validate_manual_assignment(state.brokers, replicas) != Errors.NONE:
+            return Errors.INVALID_REPLICA_ASSIGNMENT
+        if state.behaviour.assignment_needs_uncordoned_dirs and not all(state.brokers[r].has_uncordoned_dirs
+                                                                        for r in replicas):
+            return Errors.INVALID_REPLICA_ASSIGNMENT
+        if factor is not None and len(replicas) != factor:
+            return Errors.INVALID_REPLICA_ASSIGNMENT
+        factor = len(replicas)
+        if not any(state.brokers[r].is_active for r in replicas):
+            return Errors.INVALID_REPLICA_ASSIGNMENT
+    return Errors.NONE
+
+
 def create_topic(state: ClusterControl, topic: TopicInfo,
                  assignments: tuple[tuple[int, ...], ...]) -> tuple[ClusterControl, Output[Errors]]:
-    """CreateTopics with a manual assignment: TopicRecord, then one PartitionRecord per partition (§2.1 creation rule).
+    """CreateTopics with a manual assignment (§2.1 creation rule; Kafka 4.3 ``ControllerApis.createTopics``,
+    ``ReplicationControlManager.createTopics`` / ``createTopic``).
 
-    The topic's configs (unclean election, min.insync.replicas) travel in ``topic``; Kafka writes them
-    as ConfigRecords, which this component does not model.
+    ``__cluster_metadata`` is refused by ``ControllerApis`` (INVALID_REQUEST) before the controller; then the name
+    (:func:`topic_name_error`) and the assignment (:func:`assignment_error`). The records: TopicRecord, the configs'
+    records (:func:`topic_config_records`), one PartitionRecord per partition. The topic id is Kafka's draw
+    (``Uuid.randomUuid``), stated in ``topic``. Without any partition Kafka would place replicas itself (the
+    default partition count and replication factor), which this component does not model: refused.
     """
+    if topic.name == METADATA_TOPIC:
+        return state, Output(Errors.INVALID_REQUEST)
     if not state.active:
         return state, Output(Errors.NOT_CONTROLLER)
-    records: list[MetadataRecord] = [TopicRecord(name=topic.name, topic_id=topic.topic_id)]
+    if not assignments:
+        raise ValueError("create_topic needs a manual assignment of at least one partition (automatic placement is "
+                         "not modelled)")
+    error = topic_name_error(state, topic.name)
+    if error == Errors.NONE:
+        error = assignment_error(state, assignments)
+    if error != Errors.NONE:
+        return state, Output(error)
+    records: list[MetadataRecord] = [TopicRecord(name=topic.name, topic_id=topic.topic_id),
+                                     *topic_config_records(state, topic)]
     for partition_id, replicas in enumerate(assignments):
         error, partition = create_partition(state.brokers, topic.topic_id, partition_id, replicas,
                                             metadata_version=state.metadata_version)

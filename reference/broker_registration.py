@@ -44,6 +44,13 @@ class BrokerRegistration:
     cordoned_log_dirs: Optional[tuple[str, ...]] = None
 
     @property
+    def has_uncordoned_dirs(self) -> bool:
+        """``BrokerRegistration.hasUncordonedDirs`` (4.3+): no directories, none known cordoned, or one not cordoned."""
+        if not self.log_dirs or self.cordoned_log_dirs is None:
+            return True
+        return bool(set(self.log_dirs) - set(self.cordoned_log_dirs))
+
+    @property
     def is_active(self) -> bool:
         """``ClusterControlManager.isActive``: unfenced and not in controlled shutdown."""
         return not self.fenced and not self.in_controlled_shutdown

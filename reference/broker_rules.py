@@ -62,7 +62,7 @@ def feature_level_supported(finalized_level: int, min_supported: int, max_suppor
 
 
 def is_clean_shutdown(detection_enabled: bool, stored_broker_epoch: int, previous_broker_epoch: int) -> bool:
-    """Clean shutdown: detection on (request v3+, Kafka 4.1+) and previousBrokerEpoch = stored epoch (-2 if none) (§1.3)."""
+    """Clean shutdown: detection on (request v3+, Kafka 4.0+) and previousBrokerEpoch = stored epoch (-2 if none) (§1.3)."""
     return detection_enabled and stored_broker_epoch == previous_broker_epoch
 
 
@@ -107,3 +107,22 @@ def is_reserved_directory(most_significant: int, least_significant: int) -> bool
     The halves are signed, as Java's ``long``s: ``DirectoryId.reserved`` compares signed, so a negative low half is reserved too.
     """
     return most_significant == 0 and least_significant < 100
+
+
+MAX_TOPIC_NAME_LENGTH = 249
+
+
+def is_valid_topic_name(name: str) -> bool:
+    """``Topic.validate``: not empty, not "." or "..", at most 249 characters, only ASCII alphanumerics, '.', '_', '-'."""
+    if name in ("", ".", "..") or len(name) > MAX_TOPIC_NAME_LENGTH:
+        return False
+    return all("a" <= c <= "z" or "A" <= c <= "Z" or "0" <= c <= "9" or c in "._-" for c in name)
+
+
+def topic_names_collide(name: str, existing: str) -> bool:
+    """``Topic.hasCollisionChars`` / ``unifyCollisionChars``: two names with '.' or '_' that are equal once every '.'
+    is read as '_' (metric names could not tell them apart)."""
+    def has_collision_chars(topic: str) -> bool:
+        return "." in topic or "_" in topic
+    return (has_collision_chars(name) and has_collision_chars(existing)
+            and name.replace(".", "_") == existing.replace(".", "_"))

@@ -26,16 +26,26 @@ CAPPED_TERM = BACKOFF_INITIAL_MS * math.pow(BACKOFF_MULTIPLIER, EXP_MAX)  # 1200
 TERMS = tuple(BACKOFF_INITIAL_MS * BACKOFF_MULTIPLIER**n for n in range(math.ceil(EXP_MAX)))  # 100 .. 102400
 
 
+JITTER_ORIGIN = 1 - BACKOFF_JITTER  # ExponentialBackoff: nextDouble(1 - jitter, 1 + jitter)
+JITTER_BOUND = 1 + BACKOFF_JITTER
+JITTER_SPAN = JITTER_BOUND - JITTER_ORIGIN  # 0.040000000000000036, not 2 * 0.02
+JITTER_TOP = math.nextafter(JITTER_BOUND, JITTER_ORIGIN)
+
+
 def backoff_ms(failed_attempts: int, jitter_draw: float) -> int:
     """``new ExponentialBackoff(100, 2, 120000, 0.02).backoff(failedRpcs)`` with the random draw as an argument.
 
-    ``jitter_draw`` in [0, 1) stands for ``ThreadLocalRandom.nextDouble(1 - 0.02, 1 + 0.02)``: the
-    factor is ``0.98 + 0.04 * draw``; the exponent is capped at log2(120000 / 100) (below the cap
-    ``100 * 2^n`` is exact, hence the table ``TERMS``) and the result at 120000 ms (kraft-semantics §4.1).
-    Floating point lets a draw just below 1 give 102 ms at attempt 0.
+    ``jitter_draw`` in [0, 1) is ``ThreadLocalRandom.nextDouble()``, which ``nextDouble(1 - 0.02, 1 + 0.02)``
+    scales as JDK 17's ``RandomSupport.boundedNextDouble`` does: ``draw * (1.02 - 0.98) + 0.98``, kept below
+    1.02, in that floating-point order (Kafka 4.3 ``clients/.../utils/ExponentialBackoff.backoff``). The
+    exponent is capped at log2(120000 / 100) (below the cap ``100 * 2^n`` is exact, hence the table ``TERMS``)
+    and the result at 120000 ms (kraft-semantics §4.1). Floating point lets a draw just below 1 give 102 ms at
+    attempt 0.
     """
     term = TERMS[failed_attempts] if failed_attempts < len(TERMS) else CAPPED_TERM
-    factor = (1 - BACKOFF_JITTER) + jitter_draw * (2 * BACKOFF_JITTER)
+    factor = jitter_draw * JITTER_SPAN + JITTER_ORIGIN
+    if factor >= JITTER_BOUND:
+        factor = JITTER_TOP
     value = int(factor * term)
     return BACKOFF_MAX_MS if value > BACKOFF_MAX_MS else value
 

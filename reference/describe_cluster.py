@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Optional
+from typing import Iterable, Optional
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.controller_registration import ControllerRegistration
@@ -28,6 +28,19 @@ from kraftspec.reference.metadata_version import is_controller_registration_supp
 INT32_MIN = -(2**31)
 ENDPOINT_TYPE_NAMES = {ENDPOINT_BROKER: "BROKER", ENDPOINT_CONTROLLER: "CONTROLLER"}
 DIRECT_TO_CONTROLLER_MESSAGE = "Direct-to-controller communication is not supported with the current MetadataVersion."
+REQUEST_PLACEHOLDER = "<request>"
+"""Stands for the request's own description in a message (``RequestChannel.Request.toString``: the processor,
+connection id and session object of one connection), which no trace states."""
+ALTER_DENIED_MESSAGE = f"Request {REQUEST_PLACEHOLDER} needs ALTER permission."
+NOT_AUTHORIZED_MESSAGE = f"Request {REQUEST_PLACEHOLDER} is not authorized."
+"""The same denial in Kafka 3.9 and 4.0 (``AuthHelper.authorizeClusterOperation`` named no operation)."""
+"""A controller's denial (Kafka 4.3 ``AuthHelper.authorizeClusterOperation``: ``ClusterAuthorizationException(s"Request
+$request needs $operation permission.")``), kept in the response because ``DescribeClusterRequest.getErrorResponse``
+uses ``ApiError.fromThrowable``, which keeps a message other than the error code's own."""
+CLUSTER_OPERATIONS = (5, 7, 8, 9, 10, 11, 12)
+"""``AclEntry.supportedOperations(CLUSTER)``: CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+IDEMPOTENT_WRITE (``AclOperation`` codes)."""
+CLUSTER_OPERATIONS_MASK = sum(1 << code for code in CLUSTER_OPERATIONS)  # 0x1fa0
 
 
 class Receiver(Enum):
@@ -94,16 +107,25 @@ class ClusterImage:
 @slotted
 @dataclass(frozen=True)
 class Authorization:
-    """Authorizer answers: DESCRIBE / ALTER on CLUSTER, and the operations bitfield if DESCRIBE is allowed."""
+    """Authorizer answers: DESCRIBE / ALTER on CLUSTER asked alone, and ``authorized_operations``, its answer for
+    each operation asked in ``AuthHelper.authorizedOperations``' batch (bit ``1 << AclOperation code`` set: allowed),
+    consulted if DESCRIBE is allowed."""
 
     describe_cluster: bool = True
     alter_cluster: bool = True
     authorized_operations: int = 0
 
 
-def check_request_serializable(request: DescribeClusterRequest) -> None:
+DESCRIBE_CLUSTER_MAX_VERSION = 2  # DescribeClusterRequest.json "validVersions": "0-2" (Kafka 4.x)
+
+
+def check_request_serializable(request: DescribeClusterRequest, max_version: int = DESCRIBE_CLUSTER_MAX_VERSION) -> None:
     """Generated serializer rule (§4.3): a non-default field at a version lacking it raises
-    UnsupportedVersionException, in schema order (endpointType before includeFencedBrokers)."""
+    UnsupportedVersionException, in schema order (endpointType before includeFencedBrokers). A version the client
+    does not know is refused before (``AbstractRequest``'s constructor: "The DESCRIBE_CLUSTER protocol does not
+    support version N"); ``max_version`` is the newest the Kafka version knows (3.9: 1)."""
+    if not 0 <= request.version <= max_version:
+        raise UnsupportedVersionError(f"The DESCRIBE_CLUSTER protocol does not support version {request.version}")
     if request.version < 1 and request.endpoint_type != ENDPOINT_BROKER:
         raise UnsupportedVersionError(f"Attempted to write a non-default endpointType at version {request.version}")
     if request.version < 2 and request.include_fenced_brokers:
@@ -132,10 +154,27 @@ def _endpoint_error_response(request: DescribeClusterRequest, served: int) -> Op
     return DescribeClusterResponse(error=error, error_message=message)
 
 
-def broker_nodes(image: ClusterImage, listener: str, include_fenced: bool) -> tuple[DescribeClusterNode, ...]:
+def in_order(ids: Iterable[int], order: Optional[tuple[int, ...]]) -> list[int]:
+    """``ids`` in the order Kafka iterates its registrations: ``order`` (the image's ``HashMap`` order, which a
+    trace states as ``describe_cluster``'s ``order``), ids it leaves out after it in id order; id order without it.
+
+    Kafka lists nodes as it iterates ``ClusterImage.brokers()`` / ``controllers()`` (Kafka 4.3
+    ``KRaftMetadataCache.getBrokerNodes``, ``ControllerRegistrationsPublisher.describeClusterControllers``):
+    ``HashMap``s rebuilt by every ``ClusterDelta.apply``, whose order depends on the table size and the history
+    of insertions (ids 1, 3000 and 3001 may come out as 3000, 3001, 1), a choice the trace states.
+    """
+    present = set(ids)
+    if order is None:
+        return sorted(present)
+    listed = [i for i in dict.fromkeys(order) if i in present]
+    return listed + sorted(present.difference(listed))
+
+
+def broker_nodes(image: ClusterImage, listener: str, include_fenced: bool,
+                 order: Optional[tuple[int, ...]] = None) -> tuple[DescribeClusterNode, ...]:
     """Broker nodes: registered brokers with an endpoint on ``listener``; fenced ones only if asked (§4.2)."""
     nodes = []
-    for broker_id in sorted(image.brokers):
+    for broker_id in in_order(image.brokers, order):
         registration = image.brokers[broker_id]
         endpoint = next((e for e in registration.listeners if e.name == listener), None)
         if endpoint is not None and broker_listed(registration.fenced, include_fenced):
@@ -143,11 +182,12 @@ def broker_nodes(image: ClusterImage, listener: str, include_fenced: bool) -> tu
     return tuple(nodes)
 
 
-def controller_nodes(image: ClusterImage, listener: str) -> tuple[DescribeClusterNode, ...]:
+def controller_nodes(image: ClusterImage, listener: str,
+                     order: Optional[tuple[int, ...]] = None) -> tuple[DescribeClusterNode, ...]:
     """Controller nodes: every registered controller with an endpoint named ``listener``, regardless of
     liveness; rack null, isFenced false (``describeClusterControllers``, §4.2)."""
     nodes = []
-    for controller_id in sorted(image.controllers):
+    for controller_id in in_order(image.controllers, order):
         endpoint = next((e for e in image.controllers[controller_id].listeners if e.name == listener), None)
         if endpoint is not None:
             nodes.append(DescribeClusterNode(controller_id, endpoint.host, endpoint.port, None, False))
@@ -168,19 +208,25 @@ def describe_cluster(
     listener: str,
     authorization: Authorization = Authorization(),
     chooser: int = 0,
+    order: Optional[tuple[int, ...]] = None,
+    denial_names_operation: bool = True,
 ) -> DescribeClusterResponse:
     """DescribeCluster as handled by a broker or a controller (§4.2).
 
     Controller only: MV < 3.7-IV0 → UNSUPPORTED_VERSION, then ALTER on CLUSTER required (brokers need no
-    permission; the denial's message names the request and is left None here). Then the endpoint-type
-    check, authorized operations (0 if DESCRIBE denied), the nodes and the controller id (-1 unless
-    among the nodes).
+    permission; the denial's message names the request: :data:`ALTER_DENIED_MESSAGE`, before 4.1
+    :data:`NOT_AUTHORIZED_MESSAGE`). Then the endpoint-type
+    check, authorized operations (0 if DESCRIBE denied; else the operations the authorizer allows among those
+    the CLUSTER resource supports, Kafka 4.3 ``AuthHelper.authorizedOperations``: ``authorized_operations`` is
+    the authorizer's answer per operation, so bits of other operations never show), the nodes and the
+    controller id (-1 unless among the nodes). Nodes are listed in ``order`` (:func:`in_order`).
     """
     if receiver is Receiver.CONTROLLER:
         if not is_controller_registration_supported(image.metadata_version):
             return DescribeClusterResponse(error=Errors.UNSUPPORTED_VERSION, error_message=DIRECT_TO_CONTROLLER_MESSAGE)
         if not authorization.alter_cluster:
-            return DescribeClusterResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED)
+            return DescribeClusterResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED, error_message=ALTER_DENIED_MESSAGE
+                                           if denial_names_operation else NOT_AUTHORIZED_MESSAGE)
         served = ENDPOINT_CONTROLLER
     else:
         served = ENDPOINT_BROKER
@@ -189,12 +235,12 @@ def describe_cluster(
         return error_response
     operations = INT32_MIN
     if request.include_cluster_authorized_operations:
-        operations = authorization.authorized_operations if authorization.describe_cluster else 0
+        operations = authorization.authorized_operations & CLUSTER_OPERATIONS_MASK if authorization.describe_cluster else 0
     if receiver is Receiver.CONTROLLER:
-        nodes = controller_nodes(image, listener)
+        nodes = controller_nodes(image, listener, order)
         controller_id = image.raft_leader_id
     else:
-        nodes = broker_nodes(image, listener, request.include_fenced_brokers)
+        nodes = broker_nodes(image, listener, request.include_fenced_brokers, order)
         controller_id = random_unfenced_broker_id(image, chooser)
     return DescribeClusterResponse(
         endpoint_type=served,

@@ -2,13 +2,14 @@
 
 kraft-semantics §2.11, ``ReplicationControlManager.electLeaders`` / ``electLeader`` /
 ``maybeBalancePartitionLeaders`` / ``maybeElectUncleanLeaders``. Kafka iterates topics and
-partitions in hash order; the reference uses topic name, then partition id, ascending.
+partitions in hash order; the reference uses topic name, then partition id, ascending, unless given the
+``order`` Kafka took (as a trace states it).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
@@ -127,13 +128,25 @@ def elect_leaders(
     *,
     metadata_version: int,
     elr_enabled: bool,
+    order: Sequence[tuple[str, Sequence[int]]] = (),
 ) -> tuple[PersistentMap[TopicPartition, PartitionRegistration], ElectLeadersResponse, tuple[PartitionChangeRecord, ...]]:
     """§2.11 ``electLeaders``: ``(partitions', response, records)``; all partitions are built on the old state.
 
-    With ``topic_partitions`` None every partition is tried and ELECTION_NOT_NEEDED answers are left out.
+    With ``topic_partitions`` None every partition is tried and ELECTION_NOT_NEEDED answers are left out; Kafka
+    visits topics in ``topicsByName``'s and partitions in the topic's map's hash order: ``order`` (``[(topic name,
+    partition ids)]``, as a trace states Kafka's) comes first, the rest by name and id.
+
+    As Kafka 4.3 answers: an empty, non-null partition list is answered NONE, empty, before any check
+    (``QuorumController.electLeaders``); an unknown election type throws INVALID_REQUEST
+    (``ReplicationControlManager.electionType``), which ``ControllerApis.handleElectLeaders`` answers with
+    ``ElectLeadersRequest.getErrorResponse``: the top-level error and the same error for every requested partition.
     """
+    if request.topic_partitions is not None and not request.topic_partitions:
+        return persistent(partitions), ElectLeadersResponse(Errors.NONE), ()
     if request.election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
-        return persistent(partitions), ElectLeadersResponse(Errors.INVALID_REQUEST), ()
+        return persistent(partitions), ElectLeadersResponse(Errors.INVALID_REQUEST, tuple(
+            ElectLeadersTopicResult(name, tuple(ElectLeadersPartitionResult(pid, Errors.INVALID_REQUEST) for pid in ids))
+            for name, ids in request.topic_partitions or ())), ()
     records: list[PartitionChangeRecord] = []
     results = []
     if request.topic_partitions is None:
@@ -141,6 +154,8 @@ def elect_leaders(
             (topic.name, tuple(sorted(pid for tid, pid in partitions if tid == topic.topic_id)))
             for topic in sorted(topics.values(), key=lambda t: t.name)
         ]
+        if order:
+            wanted = _in_order(wanted, order)
     else:
         wanted = list(request.topic_partitions)
     for topic_name, partition_ids in wanted:
@@ -160,15 +175,38 @@ def elect_leaders(
     return apply_records(partitions, records), response, tuple(records)
 
 
+def _in_order(wanted: list[tuple[str, tuple[int, ...]]],
+              order: Sequence[tuple[str, Sequence[int]]]) -> list[tuple[str, tuple[int, ...]]]:
+    """``wanted`` (topic name, partition ids) with the topics and partitions ``order`` names first, in its order."""
+    topic_rank = {name: i for i, (name, _) in reversed(list(enumerate(order)))}
+    ids_rank = {name: {pid: i for i, pid in reversed(list(enumerate(ids)))} for name, ids in reversed(list(order))}
+    arranged = []
+    for name, ids in sorted(wanted, key=lambda entry: topic_rank.get(entry[0], len(topic_rank))):
+        rank = ids_rank.get(name, {})
+        arranged.append((name, tuple(sorted(ids, key=lambda pid: rank.get(pid, len(rank))))))
+    return arranged
+
+
+def _keys_in_order(partitions: Partitions, order: Sequence[TopicPartition]) -> list[TopicPartition]:
+    """The partitions' keys, those ``order`` names first (in its order), then ascending."""
+    keys = sorted(partitions)
+    if order:
+        rank = {key: i for i, key in reversed(list(enumerate(order)))}
+        keys.sort(key=lambda key: rank.get(key, len(rank)))
+    return keys
+
+
 def maybe_balance_partition_leaders(
-    brokers: Brokers, topics: Topics, partitions: Partitions, *, metadata_version: int, elr_enabled: bool
+    brokers: Brokers, topics: Topics, partitions: Partitions, *, metadata_version: int, elr_enabled: bool,
+    order: Sequence[TopicPartition] = (),
 ) -> tuple[tuple[PartitionChangeRecord, ...], bool]:
     """§2.11 auto leader rebalance: PREFERRED builds for imbalanced partitions (leader ≠ replicas[0]).
 
-    Stops at 1000 records; the flag says whether to run again at once (Kafka: ``records >= 1000``).
+    Stops at 1000 records; the flag says whether to run again at once (Kafka: ``records >= 1000``). Kafka visits
+    its ``imbalancedPartitions`` set in hash order: ``order`` (as a trace states Kafka's) first, then ascending.
     """
     records: list[PartitionChangeRecord] = []
-    for key in sorted(partitions):
+    for key in _keys_in_order(partitions, order):
         if len(records) >= MAX_ELECTIONS_PER_IMBALANCE:
             break
         partition = partitions[key]
@@ -186,14 +224,16 @@ def maybe_balance_partition_leaders(
 
 
 def maybe_elect_unclean_leaders(
-    brokers: Brokers, topics: Topics, partitions: Partitions, *, metadata_version: int, elr_enabled: bool
+    brokers: Brokers, topics: Topics, partitions: Partitions, *, metadata_version: int, elr_enabled: bool,
+    order: Sequence[TopicPartition] = (),
 ) -> tuple[tuple[PartitionChangeRecord, ...], bool]:
     """§2.11 periodic unclean election: leaderless partitions of topics with unclean election enabled.
 
-    Each runs ``electLeader(UNCLEAN)``; at most 1000 records per run, flag as for rebalancing.
+    Each runs ``electLeader(UNCLEAN)``; at most 1000 records per run, flag as for rebalancing. Kafka visits
+    ``BrokersToIsrs.partitionsWithNoLeader`` in hash order: ``order`` first, then ascending.
     """
     records: list[PartitionChangeRecord] = []
-    for key in sorted(partitions):
+    for key in _keys_in_order(partitions, order):
         if len(records) >= MAX_ELECTIONS_PER_IMBALANCE:
             break
         topic = topics.get(key[0])

@@ -89,6 +89,11 @@ def is_controller_registration_supported(mv: int) -> bool:
     return mv >= MV_3_7_IV0
 
 
+def is_cordoned_log_dirs_supported(mv: int) -> bool:
+    """KIP-1066: heartbeats report cordoned log directories, written to the registration, from 4.3-IV0."""
+    return mv >= MV_4_3_IV0
+
+
 def is_in_controlled_shutdown_supported(mv: int) -> bool:
     """KIP-841: the InControlledShutdown flag is written from 3.3-IV3."""
     return mv >= MV_3_3_IV3

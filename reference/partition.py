@@ -213,8 +213,10 @@ def build_partition_change(
     """§2.3 ``PartitionChangeBuilder.build``, steps 1–11 in Kafka's order; ``None`` when nothing changes.
 
     ``min_isr`` is the effective min ISR; ``acceptable`` overrides the broker-derived acceptor (Kafka's
-    ``IntPredicate``) with the replicas acceptable as leader. Step 8 sets the last known leader only when
-    a led partition loses its leader ("first time leaderless"); the KIP text stores all ELR members there.
+    ``IntPredicate``) with the replicas acceptable as leader. Step 8 sets the last known leader whenever the
+    record's leader is -1 and none is known ("first time leaderless"); the KIP text stores all ELR members there.
+    Kafka 4.3 ``PartitionChangeBuilder.maybeUpdateLastKnownLeader`` tests only the record's leader, so a leaderless
+    partition whose leader epoch step 4 bumps (a reassignment dropping a replica) records lastKnownElr ``[-1]``.
     """
     current_isr = partition.isr
     current_replicas = partition.replicas
@@ -284,9 +286,10 @@ def build_partition_change(
         and isr_shrink_requires_leader_epoch_bump(metadata_version, record_isr, current_isr)
     ):
         record_leader = current_leader
-    # 8. maybeUpdateLastKnownLeader
+    # 8. maybeUpdateLastKnownLeader (the record's leader is -1 also when step 4 or 7 bumped the epoch of a
+    #    leaderless partition: Kafka then records lastKnownElr [-1])
     if elr_enabled and use_last_known_leader:
-        if record_leader == NO_LEADER and current_leader != NO_LEADER and not current_last_known:
+        if record_leader == NO_LEADER and not current_last_known:
             record_last_known = (current_leader,)
         elif record_leader >= 0 and current_last_known:
             record_last_known = ()

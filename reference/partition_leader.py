@@ -17,6 +17,7 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, evolve, slotted
 from kraftspec.reference.partition import PartitionRegistration
 from kraftspec.reference.partition_rules import (
+    RECOVERED,
     effective_min_isr,
     high_watermark,
     is_broker_epoch_isr_eligible,
@@ -112,7 +113,9 @@ def become_leader(
 ) -> PartitionLeaderState:
     """§2.12 ``Partition.makeLeader`` for a new leader: epoch start offset = LEO, followers reset.
 
-    ISR followers are caught up as of now; others never were (``resetReplicaState``).
+    ISR followers are caught up as of now; others never were (``resetReplicaState``). The leader holds its
+    partition RECOVERED whatever the registration says (Kafka 4.3 ``makeLeader`` passes
+    ``LeaderRecoveryState.RECOVERED`` to ``updateAssignmentAndIsr``): its next AlterPartition reports the recovery.
     """
     followers = FrozenMap({
         r: FollowerState(last_caught_up_ms=now_ms if r in registration.isr else 0)
@@ -126,7 +129,7 @@ def become_leader(
         partition_epoch=registration.partition_epoch,
         replicas=registration.replicas,
         isr=registration.isr,
-        leader_recovery_state=registration.leader_recovery_state,
+        leader_recovery_state=RECOVERED,
         log_end_offset=log_end_offset,
         high_watermark=high_watermark,
         leader_epoch_start_offset=log_end_offset,
@@ -145,7 +148,8 @@ def update_leader_metadata(
     now_ms: int,
 ) -> PartitionLeaderState:
     """§2.12 ``makeLeader`` again at the same leader epoch (ISR/partition-epoch change): adopt the
-    committed ISR, drop any pending change, refresh the broker view, maybe advance the HW."""
+    committed ISR (RECOVERED, as ``become_leader``), drop any pending change, refresh the broker view, maybe advance
+    the HW. A request already with the AlterPartitionManager stays there (the caller's ``in_flight``)."""
     followers = dict(state.followers)
     for r in registration.replicas:
         if r != state.broker_id and r not in followers:
@@ -155,7 +159,7 @@ def update_leader_metadata(
         partition_epoch=registration.partition_epoch,
         replicas=registration.replicas,
         isr=registration.isr,
-        leader_recovery_state=registration.leader_recovery_state,
+        leader_recovery_state=RECOVERED,
         followers=FrozenMap({r: f for r, f in followers.items() if r in registration.replicas}),
         eligible_brokers=eligible_broker_epochs(brokers),
         pending=None,
@@ -200,10 +204,15 @@ def append(state: PartitionLeaderState, count: int, now_ms: int) -> PartitionLea
 
 
 def _proposal(state: PartitionLeaderState, isr: tuple[int, ...]) -> AlterPartitionPartition:
-    """``addBrokerEpochToIsr``: own epoch for the leader, last fetch epoch for others, -1 if unknown."""
+    """``addBrokerEpochToIsr``: own epoch for the leader, last fetch epoch for others, -1 if unknown.
+
+    Members ascending: Kafka lists the leader's ISR ``Set`` (``CommittedPartitionState`` keeps ``Set.copyOf``,
+    whose iteration order Java draws per JVM run), so the order carries nothing; the harness reports Kafka's
+    proposals ascending too.
+    """
     members = tuple(
         (r, state.broker_epoch if r == state.broker_id else max(state.followers[r].broker_epoch, -1))
-        for r in isr
+        for r in sorted(isr)
     )
     return AlterPartitionPartition(
         partition_index=state.partition_id,
@@ -225,11 +234,17 @@ def follower_fetch(
     fetch_offset: int,
     fetch_time_ms: int,
     broker_epoch: int,
+    *,
+    in_flight: bool = False,
 ) -> tuple[PartitionLeaderState, Optional[AlterPartitionPartition]]:
     """§2.12 ``updateFollowerFetchState``: record the fetch, maybe propose an ISR expansion, maybe move the HW.
 
     Expansion needs no change in flight, the follower outside the ISR, ISR-eligible, and its LEO at
     least the HW and the leader-epoch start offset. A fetch beyond the leader's LEO is out of range.
+    ``in_flight``: the broker's AlterPartitionManager still holds an unanswered request for the partition (sent
+    before new metadata dropped the pending change); Kafka 4.3 ``DefaultAlterPartitionManager.submit`` then fails
+    the new one at once with OPERATION_NOT_ATTEMPTED and ``Partition.handleAlterPartitionError`` reverts it: no
+    proposal, nothing pending.
     """
     if follower not in state.followers:
         raise ValueError(f"broker {follower} is not a follower of this partition")
@@ -256,19 +271,24 @@ def follower_fetch(
         and fetch_offset >= updated.high_watermark
         and fetch_offset >= updated.leader_epoch_start_offset
     ):
-        expanded = updated.isr + (follower,)
-        updated, request = _propose(updated, expanded, expanded)
+        if not in_flight:
+            expanded = updated.isr + (follower,)
+            updated, request = _propose(updated, expanded, expanded)
     if previous.log_end_offset != fetch_offset:
         updated = maybe_increment_high_watermark(updated, fetch_time_ms)
     return updated, request
 
 
-def maybe_shrink_isr(state: PartitionLeaderState, now_ms: int) -> tuple[PartitionLeaderState, Optional[AlterPartitionPartition]]:
+def maybe_shrink_isr(
+    state: PartitionLeaderState, now_ms: int, *, in_flight: bool = False
+) -> tuple[PartitionLeaderState, Optional[AlterPartitionPartition]]:
     """§2.12 ``maybeShrinkIsr`` (every lag/2): propose the ISR without followers that are not caught up.
 
-    Nothing is proposed while an AlterPartition is in flight; the maximal ISR stays the old ISR.
+    Nothing is proposed while an AlterPartition is in flight; the maximal ISR stays the old ISR. With
+    ``in_flight`` (the AlterPartitionManager still holds an earlier request, see :func:`follower_fetch`) the
+    proposal fails with OPERATION_NOT_ATTEMPTED and is reverted: nothing changes.
     """
-    if state.pending is not None:
+    if state.pending is not None or in_flight:
         return state, None
     out_of_sync = tuple(
         r for r in state.isr

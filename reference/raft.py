@@ -6,7 +6,8 @@ handling every role shares (§3.8: older epoch ignored, newer epoch or fencing e
 then to the role; after every input the node polls its role's timers (as Kafka's ``poll`` does).
 Outputs are ``Send`` values. Time (ms) and the random draws (election jitter, the bootstrap server's start
 index) are arguments. Not modelled: snapshots, dynamic voters (kraft.version 1 reconfiguration), graceful
-shutdown, request back-off. KIP-595 as implemented differs from its text: elections start with a pre-vote
+shutdown, the leader's handling of UpdateRaftVoter (its voters send it; no answer is modelled). A failed request
+backs its connection off (``quorum.retry.backoff.ms``, ``RequestManager``). KIP-595 as implemented differs from its text: elections start with a pre-vote
 (KIP-996, Prospective), a leader that restarts or resigns is Resigned, and a node without a leader (voter or
 observer) discovers it by fetching from one bootstrap server at a time (KAFKA-17030).
 """
@@ -31,12 +32,14 @@ from kraftspec.reference.raft_messages import (
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    InvalidResignError,
     NotLeaderError,
     QuorumEpochResponse,
     RaftFatalError,
     Resign,
     Send,
     Tick,
+    UpdateRaftVoterRequest,
     VoteRequest,
     VoteResponse,
 )
@@ -57,6 +60,7 @@ from kraftspec.reference.raft_state import (
 )
 
 _NONE = Errors.NONE
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error indicates that the broker is not the "
                       "current leader. For requests intended for any replica, this error indicates that the broker "
                       "is not a replica of the topic partition.")
@@ -68,7 +72,10 @@ class RaftNode:
     """A quorum member or observer: static voters, its state, its log, the quorum-state file, in-flight requests.
 
     ``stored`` is the quorum-state file (written by durable transitions); ``inflight`` maps a destination
-    to (correlation id, send time) of the one request outstanding to it (``RequestManager``).
+    to (correlation id, send time) of the one request outstanding to it (``RequestManager``), ``backoff`` a destination
+    whose last request failed to the time its back-off ends (``quorum.retry.backoff.ms``); ``parked`` is the fetch
+    purgatory, in arrival order (``ThresholdPurgatory``: the client's, not the leader state's, so a leader that
+    becomes Unattached keeps its parked fetches until they time out).
     """
 
     local_id: int
@@ -79,7 +86,9 @@ class RaftNode:
     log: RaftLog
     stored: ElectionState
     inflight: FrozenMap[int, tuple[int, int]] = EMPTY_MAP
+    backoff: FrozenMap[int, int] = EMPTY_MAP
     next_correlation_id: int = 1
+    parked: tuple[ParkedFetch, ...] = ()
     directory_id: Optional[str] = None
     cluster_id: Optional[str] = None
 
@@ -115,16 +124,20 @@ def restart(node: RaftNode, now: int, jitter: int = 0) -> RaftNode:
     return evolve(fresh, next_correlation_id=node.next_correlation_id)
 
 
-def step(node: RaftNode, message: Any, now: int, jitter: int = 0,
-         bootstrap: int = 0) -> tuple[RaftNode, tuple[Send, ...]]:
+def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int = 0,
+         order: tuple[int, ...] = ()) -> tuple[RaftNode, tuple[Send, ...]]:
     """Handle one input, then poll the role's timers once; returns the new node and the messages to send.
 
-    As in Kafka, a transition made by the poll sends its requests on the next poll (the next ``Tick``).
+    As in Kafka, a transition made by the poll sends its requests on the next poll (the next ``Tick``). Parked
+    fetches whose deadline has come are answered first (the expiration service fires when the clock reaches it).
     ``bootstrap`` is ``RequestManager``'s random start index into the bootstrap servers (any non-negative int).
+    ``order`` is the order in which a poll that sends one request to several nodes sends them (:func:`_ordered`).
     """
     out: Outputs = []
+    if node.parked:
+        node = _expire_parked(node, now, out)
     node = _HANDLERS[type(message)](node, message, now, jitter, out)
-    node = _poll(node, now, jitter, bootstrap, out)
+    node = _poll(node, now, jitter, bootstrap, out, order)
     return node, tuple(out)
 
 
@@ -133,14 +146,22 @@ def step(node: RaftNode, message: Any, now: int, jitter: int = 0,
 
 
 def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> RaftNode:
-    """Switch state: write the quorum-state file if durable, reset connections, fail parked fetches (§3.2)."""
-    old = node.state
-    if isinstance(old, Leader):
-        for parked in old.parked:
+    """Switch state: write the quorum-state file if durable, reset connections (§3.2; ``RequestManager.resetAll``:
+    nothing outstanding, nothing backing off).
+
+    Parked fetches fail with NOT_LEADER_OR_FOLLOWER only on becoming Resigned (``transitionToResigned``, answered
+    as the leader still) or Follower (``onBecomeFollower``, answered as the follower), in purgatory order; other
+    transitions leave them parked (Kafka 4.3 ``KafkaRaftClient``: ``transitionToUnattached`` does not touch the
+    fetch purgatory).
+    """
+    if node.parked and isinstance(state, (Follower, Resigned)):
+        answering = node.state if isinstance(state, Resigned) else state
+        for parked in _purgatory_order(node.parked):
             out.append(Send(parked.source, _fetch_error_response(node, Errors.NOT_LEADER_OR_FOLLOWER, parked.request,
-                                                                 state)))
+                                                                 answering)))
+        node = evolve(node, parked=())
     stored = raft_state.election_state(state, node.local_id) if durable else node.stored
-    return evolve(node, state=state, stored=stored, inflight=FrozenMap())
+    return evolve(node, state=state, stored=stored, inflight=EMPTY_MAP, backoff=EMPTY_MAP)
 
 
 def _to_unattached(node: RaftNode, epoch: int, now: int, jitter: int, out: Outputs,
@@ -205,11 +226,11 @@ def _leader_append(node: RaftNode, records: tuple[Any, ...], now: int, out: Outp
     log = raft_log.flush(raft_log.append_as_leader(node.log, records, leader.epoch))
     leader = raft_leader.update_local_end_offset(leader, log.end_offset)
     node = evolve(node, log=log, state=leader)
-    return _complete_parked(node, now, out, lambda parked: True)
+    return _complete_parked(node, now, out) if node.parked else node
 
 
 def _resign(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``transitionToResigned``: EndQuorumEpoch to the other voters, best successors first (§3.6)."""
+    """``transitionToResigned``: EndQuorumEpoch to the other voters (from the next poll), best successors first (§3.6)."""
     successors = raft_leader.voters_by_descending_end_offset(node.state)
     deadline = raft_state.election_deadline(node.config, now, jitter)
     return _moved(node, raft_state.transition_to_resigned(node.state, successors, node.voters, deadline), False, out)
@@ -241,8 +262,10 @@ def _leader_endpoints(node: RaftNode) -> tuple[str, ...]:
 
 
 def _common_response(node: RaftNode, error: Errors, leader_id: int, epoch: int, endpoints: tuple[str, ...],
-                     now: int, jitter: int, out: Outputs) -> tuple[RaftNode, bool]:
-    """``maybeHandleCommonResponse`` (§3.8): (node, handled). Unhandled means "go on with the role's handling"."""
+                     now: int, jitter: int, out: Outputs) -> tuple[RaftNode, Optional[bool]]:
+    """``maybeHandleCommonResponse`` (§3.8): (node, outcome). ``None``: not handled here, go on with the role's
+    handling; ``True``/``False``: handled, and whether the request succeeded (False: BROKER_NOT_AVAILABLE, the
+    connection backs off). INVALID_VOTER_KEY is handled (the request was not for that voter)."""
     local_epoch = node.state.epoch
     if epoch < local_epoch or error == Errors.UNKNOWN_LEADER_EPOCH:
         return node, True
@@ -250,33 +273,64 @@ def _common_response(node: RaftNode, error: Errors, leader_id: int, epoch: int, 
         return _maybe_transition(node, leader_id, epoch, endpoints, now, jitter, out), True
     if leader_id != NO_LEADER and raft_state.leader_of(node.state) == NO_LEADER:
         node = _to_follower(node, epoch, leader_id, endpoints, now, out)
-        return node, error != Errors.NONE
+        return node, None if error == Errors.NONE else True
     if error == Errors.BROKER_NOT_AVAILABLE:
+        return node, False
+    if error == Errors.INVALID_VOTER_KEY:
         return node, True
     if error == Errors.INVALID_REQUEST:
         raise RaftFatalError("a request from this node was rejected as INVALID_REQUEST")
-    return node, False
+    return node, None
 
 
-def _expected(node: RaftNode, source: int, correlation_id: int) -> Optional[RaftNode]:
-    """``RequestManager.isResponseExpected``: the node without the in-flight entry, or None to drop the response."""
+def _top_level_error(error: Errors) -> bool:
+    """``handleTopLevelError``: the request failed (its connection backs off); CLUSTER_AUTHORIZATION_FAILED is fatal."""
+    if error == Errors.CLUSTER_AUTHORIZATION_FAILED:
+        raise RaftFatalError("cluster authorization failed")
+    return False
+
+
+def _expected(node: RaftNode, source: int, correlation_id: int) -> bool:
+    """``RequestManager.isResponseExpected``: the response answers the request outstanding to ``source``."""
+    pending = node.inflight.get(source)
+    return pending is not None and pending[0] == correlation_id
+
+
+def _answered(node: RaftNode, source: int, correlation_id: int, success: bool, now: int) -> RaftNode:
+    """``RequestManager.onResponseResult`` once the response is handled: if the request is still the one outstanding
+    (a state change resets every connection), the connection is ready again, or after a failure backs off for
+    ``quorum.retry.backoff.ms`` (``ConnectionState.onResponseError``)."""
     pending = node.inflight.get(source)
     if pending is None or pending[0] != correlation_id:
-        return None
-    return evolve(node, inflight=node.inflight.remove(source))
+        return node
+    inflight = node.inflight.remove(source)
+    if success:
+        return evolve(node, inflight=inflight)
+    return evolve(node, inflight=inflight, backoff=node.backoff.set(source, now + node.config.retry_backoff_ms))
 
 
 def _send_request(node: RaftNode, destination: int, request: Any, now: int, out: Outputs) -> RaftNode:
     """Send ``request`` with a fresh correlation id and remember it as outstanding to ``destination``."""
     cid = node.next_correlation_id
     out.append(Send(destination, evolve(request, correlation_id=cid)))
-    return evolve(node, inflight=node.inflight.set(destination, (cid, now)), next_correlation_id=cid + 1)
+    backoff = node.backoff.remove(destination) if destination in node.backoff else node.backoff
+    return evolve(node, inflight=node.inflight.set(destination, (cid, now)), backoff=backoff, next_correlation_id=cid + 1)
 
 
 def _ready(node: RaftNode, destination: int, now: int) -> bool:
-    """No request outstanding to ``destination``, or it timed out (``controller.quorum.request.timeout.ms``)."""
+    """``RequestManager.isReady``: no request outstanding to ``destination`` or it timed out
+    (``controller.quorum.request.timeout.ms``), and no back-off running there (``quorum.retry.backoff.ms``)."""
     pending = node.inflight.get(destination)
-    return pending is None or now >= pending[1] + node.config.request_timeout_ms
+    if pending is not None and now < pending[1] + node.config.request_timeout_ms:
+        return False
+    until = node.backoff.get(destination)
+    return until is None or now >= until
+
+
+def _backing_off(node: RaftNode, destination: int, now: int) -> bool:
+    """``RequestManager.isBackingOff``: the last request to ``destination`` failed less than the back-off ago."""
+    until = node.backoff.get(destination)
+    return until is not None and now < until
 
 
 def _without_timed_out(node: RaftNode, now: int) -> RaftNode:
@@ -284,7 +338,11 @@ def _without_timed_out(node: RaftNode, now: int) -> RaftNode:
     dropped); the node has a request in flight iff ``inflight`` is still not empty."""
     timeout = node.config.request_timeout_ms
     live = {dst: pending for dst, pending in node.inflight.items() if now < pending[1] + timeout}
-    return node if len(live) == len(node.inflight) else evolve(node, inflight=FrozenMap(live))
+    if len(live) != len(node.inflight):
+        node = evolve(node, inflight=FrozenMap(live))
+    if node.backoff and any(now >= until for until in node.backoff.values()):  # back-offs over: ready again
+        node = evolve(node, backoff=FrozenMap({d: until for d, until in node.backoff.items() if now < until}))
+    return node
 
 
 def _valid_voter_key(node: RaftNode, voter_id: Optional[int], voter_directory_id: Optional[str]) -> bool:
@@ -353,44 +411,52 @@ def _on_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int, ou
     if (granted and not req.pre_vote and isinstance(state, (Unattached, Prospective))
             and state.voted_key is None):
         deadline = raft_state.election_deadline(node.config, now, jitter)
-        voted = raft_state.transition_to_unattached_voted(state, state.epoch, candidate, deadline)
+        voted = raft_state.transition_to_unattached_voted(state, state.epoch, candidate, deadline, node.local_id)
         node = evolve(node, state=voted, stored=raft_state.election_state(voted, node.local_id))
     out.append(Send(src, _vote_response(node, Errors.NONE, granted, cid)))
     return node
 
 
 def _on_vote_response(node: RaftNode, resp: VoteResponse, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``handleVoteResponse``: pre-votes may flip, standard votes may not; UNSUPPORTED_VERSION skips pre-vote."""
-    expected = _expected(node, resp.source, resp.correlation_id)
-    if expected is None:
+    """``handleVoteResponse``: pre-votes may flip, standard votes may not; UNSUPPORTED_VERSION skips pre-vote.
+    A failed response (an error not handled in common) backs the connection off (:func:`_answered`)."""
+    if not _expected(node, resp.source, resp.correlation_id):
         return node
-    node = expected
+    node, success = _vote_response_handled(node, resp, now, jitter, out)
+    return _answered(node, resp.source, resp.correlation_id, success, now)
+
+
+def _vote_response_handled(node: RaftNode, resp: VoteResponse, now: int, jitter: int,
+                           out: Outputs) -> tuple[RaftNode, bool]:
+    """:func:`_on_vote_response`'s handling: (node, whether the request succeeded)."""
     if resp.error != Errors.NONE:
         if resp.error == Errors.UNSUPPORTED_VERSION and isinstance(node.state, Prospective):
-            return _to_candidate(node, now, jitter, out)
-        return node
-    node, handled = _common_response(node, resp.partition_error, resp.leader_id, resp.leader_epoch,
-                                     resp.leader_endpoints, now, jitter, out)
-    if handled or resp.partition_error != Errors.NONE:
-        return node
+            return _to_candidate(node, now, jitter, out), True
+        return node, _top_level_error(resp.error)
+    node, common = _common_response(node, resp.partition_error, resp.leader_id, resp.leader_epoch,
+                                    resp.leader_endpoints, now, jitter, out)
+    if common is not None:
+        return node, common
+    if resp.partition_error != Errors.NONE:
+        return node, False  # ``handleUnexpectedError``
     state, voter = node.state, resp.source
     if isinstance(state, Candidate):
         if (voter in state.rejected and resp.vote_granted) or (voter in state.granted and not resp.vote_granted):
             raise RaftFatalError(f"voter {voter} changed its vote in epoch {state.epoch}")
         if resp.vote_granted:
             node = evolve(node, state=evolve(state, granted=state.granted | {voter}))
-            return _maybe_candidate_won(node, now, out)
-        return evolve(node, state=evolve(state, rejected=state.rejected | {voter}))
+            return _maybe_candidate_won(node, now, out), True
+        return evolve(node, state=evolve(state, rejected=state.rejected | {voter})), True
     if isinstance(state, Prospective):
         if resp.vote_granted:
             state = evolve(state, granted=state.granted | {voter}, rejected=state.rejected - {voter})
-            return _maybe_prospective_won(evolve(node, state=state), now, jitter, out)
+            return _maybe_prospective_won(evolve(node, state=state), now, jitter, out), True
         state = evolve(state, rejected=state.rejected | {voter}, granted=state.granted - {voter})
         node = evolve(node, state=state)
         if raft_rules.election_lost(len(node.voters), len(state.granted & node.voters),
                                     len(state.rejected & node.voters)):
-            return _prospective_lost(node, now, jitter, out)
-    return node
+            return _prospective_lost(node, now, jitter, out), True
+    return node, True
 
 
 def _prospective_lost(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -446,14 +512,18 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
 
 
 def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``handleFetchRequest``: validation order of §3.7; an empty answer may be parked up to maxWaitMs."""
+    """``handleFetchRequest``: validation order of §3.7; an empty answer may be parked up to maxWaitMs.
+
+    The partition is checked by topic id and partition index (``RaftUtil.hasValidTopicPartition`` for Fetch): the
+    topic name is not on the wire from Fetch v13 on.
+    """
     src = req.replica_id
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
         out.append(Send(src, FetchResponse(node.local_id, Errors.INCONSISTENT_CLUSTER_ID,
                                            correlation_id=req.correlation_id)))
         return node
-    if ((req.topic_partition is not METADATA_PARTITION and req.topic_partition != METADATA_PARTITION)
-            or req.topic_id != METADATA_TOPIC_ID):  # the identity test spares a tuple comparison
+    if ((req.topic_partition is not METADATA_PARTITION and req.topic_partition[1] != METADATA_PARTITION[1])
+            or req.topic_id != METADATA_TOPIC_ID):  # by topic id and partition index: Fetch v13+ carries no name
         out.append(Send(src, FetchResponse(node.local_id, Errors.INVALID_REQUEST, correlation_id=req.correlation_id)))
         return node
     if (req.max_wait_ms < 0 or req.fetch_offset < 0 or req.last_fetched_epoch < 0
@@ -462,35 +532,37 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
         return node
     old = node.state  # a Leader if the fetch leaves the node one: answering a fetch changes no role
     node, resp = _try_complete_fetch(node, req, now)
+    if node.parked and type(old) is Leader and node.state.high_watermark != old.high_watermark:
+        node = _complete_parked(node, now, out)  # ``onUpdateLeaderHighWatermark``: before this fetch is answered
     if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not _NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
         out.append(_send(src, resp))
     else:
-        leader = node.state
-        node = evolve(node, state=evolve(leader, parked=leader.parked + (ParkedFetch(src, req, now + req.max_wait_ms),)))
-    state = node.state
-    if type(state) is Leader and state.parked and state.high_watermark != old.high_watermark:
-        node = _complete_parked_except(node, src, now, out)
+        node = evolve(node, parked=node.parked + (ParkedFetch(src, req, now + req.max_wait_ms, resp),))
     return node
 
 
-def _complete_parked_except(node: RaftNode, src: int, now: int, out: Outputs) -> RaftNode:
-    """The HW moved on ``src``'s fetch: complete the fetches parked by the other replicas (§3.7)."""
-    return _complete_parked(node, now, out, lambda parked: parked.source != src)
+def _purgatory_order(parked: tuple[ParkedFetch, ...]) -> list[ParkedFetch]:
+    """``ThresholdPurgatory`` completes by (fetch offset, arrival): its keys are (threshold, id)."""
+    return sorted(parked, key=lambda p: p.request.fetch_offset)
 
 
 def _expire_parked(node: RaftNode, now: int, out: Outputs) -> RaftNode:
-    """Complete the parked fetches whose maxWaitMs deadline has passed (§3.7)."""
-    return _complete_parked(node, now, out, lambda parked: parked.deadline <= now)
-
-
-def _complete_parked(node: RaftNode, now: int, out: Outputs, which: Callable[[ParkedFetch], bool]) -> RaftNode:
-    """Complete parked fetches selected by ``which`` (records appended, HW moved, or deadline passed)."""
-    leader = node.state
-    done = tuple(p for p in leader.parked if which(p))
-    if not done:
+    """Parked fetches whose maxWaitMs deadline has come get the answer computed when they arrived, by (deadline,
+    arrival) (``MockExpirationService`` fires when the clock reaches a deadline; the replica state is not updated)."""
+    due = sorted((p for p in node.parked if p.deadline <= now), key=lambda p: p.deadline)
+    if not due:
         return node
-    node = evolve(node, state=evolve(leader, parked=tuple(p for p in leader.parked if not which(p))))
+    for parked in due:
+        out.append(Send(parked.source, parked.response))
+    return evolve(node, parked=tuple(p for p in node.parked if p.deadline > now))
+
+
+def _complete_parked(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+    """Complete every parked fetch, in purgatory order, answered as of now (``completeAll`` after an HW change,
+    ``maybeComplete(LEO)`` after an append: every parked fetch offset is at most the leader's end offset)."""
+    done = _purgatory_order(node.parked)
+    node = evolve(node, parked=())
     for parked in done:
         node, resp = _try_complete_fetch(node, parked.request, now)
         out.append(Send(parked.source, resp))
@@ -498,17 +570,26 @@ def _complete_parked(node: RaftNode, now: int, out: Outputs, which: Callable[[Pa
 
 
 def _on_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``handleFetchResponse``: truncate on a diverging epoch, else append and take min(LEO, HW) (§3.7)."""
-    expected = _expected(node, resp.source, resp.correlation_id)
-    if expected is None or resp.error != Errors.NONE:
-        return node if expected is None else expected
-    node, handled = _common_response(expected, resp.partition_error, resp.leader_id, resp.leader_epoch,
-                                     resp.leader_endpoints, now, jitter, out)
-    if handled or resp.partition_error != Errors.NONE:
+    """``handleFetchResponse``: truncate on a diverging epoch, else append and take min(LEO, HW) (§3.7). A failed
+    response (a top-level error, or a partition error not handled in common) backs the connection off."""
+    if not _expected(node, resp.source, resp.correlation_id):
         return node
+    if resp.error != Errors.NONE:
+        return _answered(node, resp.source, resp.correlation_id, _top_level_error(resp.error), now)
+    node, common = _common_response(node, resp.partition_error, resp.leader_id, resp.leader_epoch,
+                                    resp.leader_endpoints, now, jitter, out)
+    if common is not None:
+        return _answered(node, resp.source, resp.correlation_id, common, now)
+    if not isinstance(node.state, Follower):  # ``followerStateOrThrow`` comes before the error is looked at
+        raise RaftFatalError(f"fetch response handled in state {node.state.role}")
+    if resp.partition_error != Errors.NONE:
+        return _answered(node, resp.source, resp.correlation_id, False, now)  # ``handleUnexpectedError``
+    return _answered(_fetched(node, resp, now), resp.source, resp.correlation_id, True, now)
+
+
+def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
+    """A successful Fetch answer: the follower truncates or appends, takes the HW and restarts its fetch timer."""
     state = node.state
-    if not isinstance(state, Follower):
-        raise RaftFatalError(f"fetch response handled in state {state.role}")
     log = node.log
     hw = state.high_watermark
     if resp.diverging_epoch[0] >= 0:
@@ -525,7 +606,7 @@ def _on_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter: in
         except ValueError as exc:
             raise RaftFatalError(str(exc)) from exc
     state = Follower(state.epoch, state.leader_id, state.leader_endpoints, now + node.config.fetch_timeout_ms,
-                     state.voted_key, hw, True)
+                     state.voted_key, hw, True, state.update_voter_deadline)
     return evolve(node, state=state, log=log)
 
 
@@ -584,8 +665,8 @@ def _on_end_quorum_epoch(node: RaftNode, req: EndQuorumEpochRequest, now: int, j
                              jitter, out)
     state = node.state
     if isinstance(state, Follower) and state.leader_id == req.leader_id:
-        successors = req.preferred_successors
-        position = successors.index(node.local_id) if node.local_id in successors else -1
+        successors = req.preferred_successors  # ``endEpochElectionBackoff``: absent counts as past the end
+        position = successors.index(node.local_id) if node.local_id in successors else len(successors)
         backoff = raft_rules.end_quorum_epoch_backoff(position, len(successors), node.config.election_backoff_max_ms)
         node = evolve(node, state=evolve(state, fetch_deadline=now + backoff))
     out.append(Send(src, _epoch_response(node, api, Errors.NONE, cid)))
@@ -594,37 +675,50 @@ def _on_end_quorum_epoch(node: RaftNode, req: EndQuorumEpochRequest, now: int, j
 
 def _on_quorum_epoch_response(node: RaftNode, resp: QuorumEpochResponse, now: int, jitter: int,
                               out: Outputs) -> RaftNode:
-    """Begin/EndQuorumEpoch responses: common handling, then the leader (or resigned leader) records the ack."""
-    expected = _expected(node, resp.source, resp.correlation_id)
-    if expected is None or resp.error != Errors.NONE:
-        return node if expected is None else expected
-    node, handled = _common_response(expected, resp.partition_error, resp.leader_id, resp.leader_epoch,
-                                     resp.leader_endpoints, now, jitter, out)
-    if handled or resp.partition_error != Errors.NONE:
+    """Begin/EndQuorumEpoch responses: common handling, then the leader (or resigned leader) records the ack; a
+    failed response backs the connection off."""
+    if not _expected(node, resp.source, resp.correlation_id):
         return node
+    if resp.error != Errors.NONE:
+        return _answered(node, resp.source, resp.correlation_id, _top_level_error(resp.error), now)
+    node, common = _common_response(node, resp.partition_error, resp.leader_id, resp.leader_epoch,
+                                    resp.leader_endpoints, now, jitter, out)
+    if common is not None or resp.partition_error != Errors.NONE:
+        return _answered(node, resp.source, resp.correlation_id, bool(common), now)
     state = node.state
     if isinstance(state, Leader) and resp.api == "BeginQuorumEpoch":
-        return evolve(node, state=raft_leader.acknowledge(state, resp.source))
-    if isinstance(state, Resigned) and resp.api == "EndQuorumEpoch":
-        return evolve(node, state=evolve(state, unacked_voters=state.unacked_voters - {resp.source}))
-    return node
+        node = evolve(node, state=raft_leader.acknowledge(state, resp.source))
+    elif isinstance(state, Resigned) and resp.api == "EndQuorumEpoch":
+        node = evolve(node, state=evolve(state, unacked_voters=state.unacked_voters - {resp.source}))
+    return _answered(node, resp.source, resp.correlation_id, True, now)
 
 
 def _on_describe_quorum(node: RaftNode, req: DescribeQuorumRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``handleDescribeQuorumRequest`` (§3.10): only the leader describes; others answer NOT_LEADER_OR_FOLLOWER."""
+    """``handleDescribeQuorumRequest`` (§3.10): only the leader describes; others answer NOT_LEADER_OR_FOLLOWER.
+
+    As Kafka 4.3 writes them (``DescribeQuorumResponse.singletonErrorResponse``,
+    ``DescribeQuorumRequest.getPartitionLevelErrorResponse``, ``RaftUtil.singletonDescribeQuorumResponse``): an
+    error answer carries the error's message (from version 2, which has the field) and the partition's schema
+    defaults (leader 0, epoch 0, high watermark 0); a success leaves the message at its default, "".
+    """
     if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(req.source, DescribeQuorumResponse(Errors.NONE, Errors.UNKNOWN_TOPIC_OR_PARTITION)))
+        out.append(Send(req.source, _describe_quorum_error(req, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                                           UNKNOWN_TOPIC_MESSAGE)))
         return node
     state = node.state
     if not isinstance(state, Leader):
-        out.append(Send(req.source, DescribeQuorumResponse(Errors.NONE, Errors.NOT_LEADER_OR_FOLLOWER,
-                                                           NOT_LEADER_MESSAGE)))
+        out.append(Send(req.source, _describe_quorum_error(req, Errors.NOT_LEADER_OR_FOLLOWER, NOT_LEADER_MESSAGE)))
         return node
     voters, observers, state = raft_leader.describe(state, now)
     nodes = tuple(sorted(node.voter_endpoints.items())) if req.version >= 2 else ()
-    out.append(Send(req.source, DescribeQuorumResponse(Errors.NONE, Errors.NONE, None, node.local_id, state.epoch,
+    out.append(Send(req.source, DescribeQuorumResponse(Errors.NONE, Errors.NONE, "", node.local_id, state.epoch,
                                                        state.high_watermark, voters, observers, nodes)))
     return evolve(node, state=state)
+
+
+def _describe_quorum_error(req: DescribeQuorumRequest, error: Errors, message: str) -> DescribeQuorumResponse:
+    """A partition-level DescribeQuorum error: the message only where the version has the field (2+)."""
+    return DescribeQuorumResponse(Errors.NONE, error, message if req.version >= 2 else "", 0, 0, 0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -632,16 +726,49 @@ def _on_describe_quorum(node: RaftNode, req: DescribeQuorumRequest, now: int, ji
 
 
 def _on_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``scheduleAppend``: only a leader appends; others raise :class:`NotLeaderError` (scenario 94)."""
-    if not isinstance(node.state, Leader):
-        raise NotLeaderError(f"node {node.local_id} is {node.state.role} in epoch {node.state.epoch}, not leader")
+    """``prepareAppend`` + ``schedulePreparedAppend``: only a leader appends; others raise :class:`NotLeaderError`
+    (scenario 94); no records is refused (``IllegalArgumentException``).
+
+    Kafka's leader puts the records in its accumulator, and its next poll writes and flushes them
+    (``pollLeader``: ``maybeAppendBatches``), unless that poll resigns first (check quorum expired, or a resign
+    requested): then they are never written, though the append returned their offsets (:func:`append_offset`).
+    """
+    state = node.state
+    if not isinstance(state, Leader):
+        raise NotLeaderError(f"node {node.local_id} is {state.role} in epoch {state.epoch}, not leader")
+    if not op.records:
+        raise ValueError("Append failed because there are no records")
+    if _leader_resigns(state, now):
+        return node
     return _leader_append(node, op.records, now, out)
 
 
+def append_offset(node: RaftNode, records: tuple[Any, ...]) -> int:
+    """The offset an accepted append returns: its last record's, counted from the leader's log end
+    (``BatchAccumulator.append``)."""
+    return node.log.end_offset + len(records) - 1
+
+
+def _leader_resigns(state: Leader, now: int) -> bool:
+    """``pollLeader`` resigns: a resign was requested, or check quorum expired (§3.6)."""
+    return state.resign_requested or (now >= state.check_quorum_deadline
+                                      and raft_leader.check_quorum_expired(state, now))
+
+
 def _on_resign(node: RaftNode, op: Resign, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``resign(epoch)``: a leader of that epoch resigns; otherwise nothing happens."""
-    if isinstance(node.state, Leader) and node.state.epoch == op.epoch:
-        return _resign(node, now, jitter, out)
+    """``resign(epoch)`` (Kafka 4.3 ``KafkaRaftClient.resign``): the leader of that epoch resigns at the poll that
+    follows (``LeaderState.requestResign``; ``pollLeader`` moves it to Resigned, EndQuorumEpoch goes out on the poll
+    after that); an older epoch, or a node that already resigned from it, is ignored; a negative epoch, a later one
+    or the current epoch of a node that is not its leader is refused (``IllegalArgumentException``)."""
+    state = node.state
+    if op.epoch < 0 or op.epoch > state.epoch:
+        raise InvalidResignError(f"cannot resign from epoch {op.epoch}: the current epoch is {state.epoch}")
+    if op.epoch < state.epoch:
+        return node
+    if raft_state.leader_of(state) != node.local_id:
+        raise InvalidResignError(f"cannot resign from epoch {op.epoch} since node {node.local_id} is not the leader")
+    if type(state) is Leader:
+        return evolve(node, state=evolve(state, resign_requested=True))
     return node
 
 
@@ -659,13 +786,19 @@ def _fetch_request(node: RaftNode) -> FetchRequest:
 
 def _fetch_any_bootstrap(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
     """``maybeSendFetchToAnyBootstrap``: nothing while any request is in flight; else one Fetch to the bootstrap
-    server ``findReadyBootstrapServer`` picks from the start index ``bootstrap``. With static voters the bootstrap
-    servers are every voter, the local one included (``KafkaRaftClient.initialize``)."""
+    server ``findReadyBootstrapServer`` picks: the first ready one (not backing off) from the start index
+    ``bootstrap``, none if all back off. With static voters the bootstrap servers are every voter, the local one
+    included (``KafkaRaftClient.initialize``)."""
     node = _without_timed_out(node, now)
     if node.inflight:
         return node
-    server = raft_rules.bootstrap_server(tuple(sorted(node.voters)), bootstrap)
-    return _send_request(node, server, _fetch_request(node), now, out)
+    servers = tuple(sorted(node.voters))
+    start = servers.index(raft_rules.bootstrap_server(servers, bootstrap))
+    for i in range(len(servers)):  # the first server from the drawn one that is not backing off
+        server = servers[(start + i) % len(servers)]
+        if _ready(node, server, now):
+            return _send_request(node, server, _fetch_request(node), now, out)
+    return node
 
 
 def _fetch_best_node(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
@@ -674,15 +807,49 @@ def _fetch_best_node(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> 
     leader = node.state.leader_id
     if leader in node.inflight and _ready(node, leader, now):  # hasRequestTimedOut(leader): reset its connection
         return _fetch_any_bootstrap(node, now, bootstrap, out)
+    if _backing_off(node, leader, now):  # the leader's last request failed: ask another voter meanwhile
+        return _fetch_any_bootstrap(node, now, bootstrap, out)
     node = _without_timed_out(node, now)
     return node if node.inflight else _send_request(node, leader, _fetch_request(node), now, out)
 
 
-def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Outputs) -> RaftNode:
-    """Send ``request`` to each target (not itself) that has nothing outstanding (``RequestManager``)."""
-    for target in sorted(targets):
+def _ordered(targets: Any, order: tuple[int, ...]) -> list[int]:
+    """The targets of one round of requests in the order they are sent: the nodes of ``order`` first, in that order,
+    then the others by ascending id (no ``order``: ascending ids).
+
+    Kafka's ``maybeSendRequests`` iterates a hash set (``EpochElection.unrecordedVoters``, the ``toUnmodifiableSet``
+    of ``LeaderState.needToSendBeginQuorumRequests``, ``VoterSet.voterNodes``), whose order is not specified (a
+    ``Set.of`` changes it from one JVM to the next): a recorder states the order it took as the input's ``order``.
+    """
+    if not order:
+        return sorted(targets)
+    rank = {target: index for index, target in enumerate(order)}
+    return sorted(targets, key=lambda target: (rank.get(target, len(rank)), target))
+
+
+def _update_voter(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+    """``pollFollowerAsVoter`` once the update-voter-set period has passed (Kafka 4.3): under kraft.version 0 a voter
+    that has not updated this leader (``shouldSendUpdateVoteRequest``: never, as no answer is modelled) sends it
+    UpdateRaftVoter instead of a Fetch, if nothing is outstanding to the leader (``maybeSendUpdateVoterRequest``),
+    and then restarts the period; otherwise it sends nothing and tries again at the next poll."""
+    state = node.state
+    if not _ready(node, state.leader_id, now):
+        return node
+    request = UpdateRaftVoterRequest(node.local_id, state.epoch, node.directory_id,
+                                     node.voter_endpoints.get(node.local_id, ()), node.cluster_id)
+    node = _send_request(node, state.leader_id, request, now, out)
+    return evolve(node, state=evolve(node.state, update_voter_deadline=now + node.config.fetch_timeout_ms))
+
+
+def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Outputs,
+                   order: tuple[int, ...] = ()) -> RaftNode:
+    """Send ``request`` to each target (not itself) that has nothing outstanding (``RequestManager``), in
+    :func:`_ordered` order. A VoteRequest names its addressee (``voter_id``): Kafka 4.x's ``buildVoteRequest(remoteVoter,
+    preVote)`` sets ``VoterId`` (VoteRequest v1+, ``RaftUtil.singletonVoteRequest``), as BeginQuorumEpoch does."""
+    addressed = type(request) is VoteRequest
+    for target in _ordered(targets, order):
         if target != node.local_id and _ready(node, target, now):
-            node = _send_request(node, target, request, now, out)
+            node = _send_request(node, target, evolve(request, voter_id=target) if addressed else request, now, out)
     return node
 
 
@@ -692,29 +859,30 @@ def _vote_request(node: RaftNode, pre_vote: bool) -> VoteRequest:
                        node.directory_id, cluster_id=node.cluster_id)
 
 
-def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs) -> RaftNode:
+def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
+          order: tuple[int, ...] = ()) -> RaftNode:
     """``pollCurrentState``: expire the role's timer, otherwise send what is due (§3.5, §3.6); ``bootstrap`` is the
     random start index of :func:`_fetch_any_bootstrap`."""
     state = node.state
     if type(state) is Leader:
-        if now >= state.check_quorum_deadline and raft_leader.check_quorum_expired(state, now):
+        if _leader_resigns(state, now):
             return _resign(node, now, jitter, out)
-        if state.parked:
-            node = _expire_parked(node, now, out)
-            state = node.state
         if now >= state.begin_quorum_deadline:
             targets = raft_leader.voters_needing_begin_quorum_epoch(node.state, now, node.config)
             request = BeginQuorumEpochRequest(node.local_id, state.epoch, _leader_endpoints(node),
                                               cluster_id=node.cluster_id)
-            for target in targets:  # ``maybeSendRequests``: only to a voter with no request outstanding
+            for target in _ordered(targets, order):  # ``maybeSendRequests``: only to a voter with nothing outstanding
                 if _ready(node, target, now):
                     node = _send_request(node, target, evolve(request, voter_id=target), now, out)
             deadline = now + node.config.begin_quorum_epoch_timeout_ms
             node = evolve(node, state=evolve(node.state, begin_quorum_deadline=deadline))
         return node
     if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
-        if node.is_voter and now >= state.fetch_deadline:
-            return _to_prospective(node, now, jitter, out)
+        if node.is_voter:
+            if now >= state.fetch_deadline:
+                return _to_prospective(node, now, jitter, out)
+            if now >= state.update_voter_deadline:
+                return _update_voter(node, now, out)
         return _fetch_best_node(node, now, bootstrap, out)
     if isinstance(state, Unattached):
         if now >= state.election_deadline and raft_rules.can_start_election(node.is_voter):
@@ -723,18 +891,21 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs) -
     if isinstance(state, Prospective):
         if now >= state.election_deadline:
             return _prospective_lost(node, now, jitter, out)
-        return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, True), now, out)
+        return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, True), now, out,
+                              order)
     if isinstance(state, Candidate):
         if now >= state.election_deadline:
             return _to_prospective(node, now, jitter, out)
         if raft_rules.election_lost(len(node.voters), len(state.granted & node.voters),
                                     len(state.rejected & node.voters)):
             return node
-        return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, False), now, out)
+        return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, False), now, out,
+                              order)
+    request = EndQuorumEpochRequest(node.local_id, state.epoch, state.preferred_successors, node.cluster_id)
+    node = _send_to_ready(node, state.unacked_voters, request, now, out, order)  # ``pollResigned``: sends first
     if now >= state.election_deadline:
         return _to_unattached(node, state.epoch + 1, now, jitter, out)
-    request = EndQuorumEpochRequest(node.local_id, state.epoch, state.preferred_successors, node.cluster_id)
-    return _send_to_ready(node, state.unacked_voters, request, now, out)
+    return node
 
 
 _HANDLERS: dict[type, Callable[..., RaftNode]] = {

@@ -163,6 +163,23 @@ class DescribeQuorumResponse:
 
 @slotted
 @dataclass(frozen=True)
+class UpdateRaftVoterRequest:
+    """UpdateRaftVoter (KIP-853) as a kraft.version-0 voter sends it to each new leader it follows: its id, directory,
+    listeners and the epoch (``RaftUtil.updateVoterRequest``; the supported kraft.version range is not kept).
+
+    Only sent: the reference models neither the leader's answer nor its handling (``handleUpdateVoterRequest``).
+    """
+
+    voter_id: int
+    current_leader_epoch: int
+    voter_directory_id: Optional[str] = None
+    listeners: tuple[str, ...] = ()
+    cluster_id: Optional[str] = None
+    correlation_id: int = 0
+
+
+@slotted
+@dataclass(frozen=True)
 class Tick:
     """A poll: expire whichever timer is due at ``now`` and send what is due."""
 
@@ -194,6 +211,10 @@ class Send:
 
 class NotLeaderError(Exception):
     """``NotLeaderException``: appends to a node that is not the leader (§3.2)."""
+
+
+class InvalidResignError(ValueError):
+    """``resign(epoch)`` refused (``IllegalArgumentException``): a later epoch, or not the leader of the current one."""
 
 
 class RaftFatalError(Exception):

@@ -178,7 +178,11 @@ def last_fetched_epoch_after_append(current: int, appended_last_epoch: int, appe
 
 def end_quorum_epoch_backoff(position: int, size: int, backoff_max_ms: int) -> int:
     """``strictExponentialElectionBackoffMs``: a follower's wait after EndQuorumEpoch by its place among the
-    preferred successors (§3.5): 0 first, max if absent, else min(max, (max >> (n-1)) << (p-1))."""
+    preferred successors (§3.5): 0 first, max if absent, else min(max, (max >> (n-1)) << (p-1)).
+
+    Kafka's ``endEpochElectionBackoff`` gives an absent node the position ``size`` (it counts past the end), so an
+    empty list of successors puts every follower first: 0 (Kafka 4.3 ``KafkaRaftClient``).
+    """
     if position == 0:
         return 0
     if position < 0 or position >= size:
@@ -201,7 +205,8 @@ def fetch_epoch_error(request_epoch: int, local_epoch: int, is_leader: bool) -> 
 def bootstrap_server(servers: tuple[int, ...], start: int) -> int:
     """``RequestManager.findReadyBootstrapServer``: the first ready server from a random start index, in list order.
 
-    Called only when no request is in flight, so with request back-off not modelled every server is ready and the
-    one at ``start`` (modulo their number) is taken; ``start`` is the caller's draw (Kafka's ``random.nextInt``).
+    Called only when no request is in flight; this is the server at ``start`` (modulo their number), where the search
+    begins: the caller takes the first one from there that is not backing off. ``start`` is the caller's draw
+    (Kafka's ``random.nextInt``).
     """
     return servers[start % len(servers)]

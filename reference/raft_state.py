@@ -25,7 +25,8 @@ class IllegalTransition(ValueError):
 @slotted
 @dataclass(frozen=True)
 class QuorumConfig:
-    """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout."""
+    """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout; ``retry_backoff_ms`` is
+    ``quorum.retry.backoff.ms`` (a connection whose request failed waits that long, ``RequestManager``)."""
 
     election_timeout_ms: int = 1000
     fetch_timeout_ms: int = 2000
@@ -33,6 +34,7 @@ class QuorumConfig:
     request_timeout_ms: int = 2000
     fetch_max_wait_ms: int = 500
     fetch_max_records: int = 1000
+    retry_backoff_ms: int = 20
 
     @property
     def check_quorum_timeout_ms(self) -> int:
@@ -139,17 +141,23 @@ class ReplicaState:
 @slotted
 @dataclass(frozen=True)
 class ParkedFetch:
-    """A Fetch the leader holds until records, an HW change or its deadline (§3.7)."""
+    """A Fetch held in the fetch purgatory until records, an HW change or its deadline (§3.7).
+
+    ``response`` is the answer computed when it arrived, which is what it gets if it times out (Kafka 4.3
+    ``KafkaRaftClient.handleFetchRequest``: on ``REQUEST_TIMED_OUT`` "just return the original fetch response").
+    """
 
     source: int
     request: Any
     deadline: int
+    response: Any = None
 
 
 @slotted
 @dataclass(frozen=True)
 class Leader:
-    """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers."""
+    """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers;
+    ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next poll resigns)."""
 
     epoch: int
     local_id: int
@@ -161,7 +169,7 @@ class Leader:
     high_watermark: int = -1
     observer_states: FrozenMap[int, ReplicaState] = EMPTY_MAP
     fetched_voters: frozenset[int] = frozenset()
-    parked: tuple[ParkedFetch, ...] = ()
+    resign_requested: bool = False
     role = raft_rules.LEADER
 
     @property
@@ -173,7 +181,11 @@ class Leader:
 @slotted
 @dataclass(frozen=True)
 class Follower:
-    """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes)."""
+    """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes).
+
+    ``update_voter_deadline`` is ``FollowerState``'s update-voter-set period (the fetch timeout from the state's
+    start, restarted whenever it passes): then a voter tells the leader its endpoints (UpdateRaftVoter).
+    """
 
     epoch: int
     leader_id: int
@@ -182,6 +194,7 @@ class Follower:
     voted_key: Optional[ReplicaKey] = None
     high_watermark: int = -1
     has_fetched: bool = False
+    update_voter_deadline: int = NEVER
     role = raft_rules.FOLLOWER
 
 
@@ -247,15 +260,22 @@ def transition_to_unattached(state: QuorumState, epoch: int, random_deadline: in
     return Unattached(epoch, deadline, leader_id, voted, getattr(state, "high_watermark", -1))
 
 
-def transition_to_unattached_voted(state: QuorumState, epoch: int, candidate: ReplicaKey,
-                                   deadline: int) -> Union[Unattached, Prospective]:
-    """Record a granted standard vote: Unattached or Prospective without a vote, in the same epoch (§3.4 step 9)."""
+def transition_to_unattached_voted(state: QuorumState, epoch: int, candidate: ReplicaKey, deadline: int,
+                                   local_id: int = -1) -> Union[Unattached, Prospective]:
+    """Record a granted standard vote: Unattached or Prospective without a vote, in the same epoch (§3.4 step 9).
+
+    Either way the state is made anew with a fresh election timer (``deadline``): Kafka 4.3
+    ``QuorumState.unattachedAddVotedState`` / ``prospectiveAddVotedState`` build a new state with
+    ``randomElectionTimeoutMs()``; a new ProspectiveState also starts a new pre-vote election (only ``local_id``'s
+    own vote granted), keeping the known leader and its endpoints.
+    """
     if epoch != state.epoch:
         raise _illegal(state, f"voted epoch {epoch}", "a vote is recorded only in the current epoch")
     if isinstance(state, Unattached) and state.voted_key is None:
         return Unattached(epoch, deadline, state.leader_id, candidate, state.high_watermark)
     if isinstance(state, Prospective) and state.voted_key is None:
-        return evolve(state, voted_key=candidate)
+        return Prospective(epoch, deadline, frozenset((local_id,)), frozenset(), state.leader_id,
+                           state.leader_endpoints, candidate, state.high_watermark)
     raise _illegal(state, "voted", "only an Unattached or Prospective state without a vote records one")
 
 
@@ -299,7 +319,8 @@ def transition_to_follower(state: QuorumState, local_id: int, epoch: int, leader
     """``transitionToFollower`` (§3.2): a higher epoch, or the same epoch from a state without that leader.
 
     Same epoch: never from Leader; a Follower only for strictly more leader endpoints;
-    Resigned to another leader is allowed (KAFKA-18379). The vote is kept within the epoch.
+    Resigned to another leader is allowed (KAFKA-18379). The vote is kept within the epoch. The update-voter-set
+    period starts with the fetch timer (both ``deadline``: ``FollowerState``'s timers of the fetch timeout).
     """
     if leader_id == local_id:
         raise _illegal(state, f"Follower of {leader_id}", "a node cannot follow itself")
@@ -313,8 +334,9 @@ def transition_to_follower(state: QuorumState, local_id: int, epoch: int, leader
         if isinstance(state, Follower) and len(endpoints) <= len(state.leader_endpoints):
             raise _illegal(state, "Follower", "the same epoch needs more leader endpoints")
         voted = voted_key_of(state, local_id)
-        return Follower(epoch, leader_id, endpoints, deadline, voted, getattr(state, "high_watermark", -1))
-    return Follower(epoch, leader_id, endpoints, deadline, None, getattr(state, "high_watermark", -1))
+        return Follower(epoch, leader_id, endpoints, deadline, voted, getattr(state, "high_watermark", -1), False,
+                        deadline)
+    return Follower(epoch, leader_id, endpoints, deadline, None, getattr(state, "high_watermark", -1), False, deadline)
 
 
 def transition_to_resigned(state: QuorumState, preferred_successors: tuple[int, ...], voters: frozenset[int],
@@ -344,6 +366,6 @@ def initial_state(stored: ElectionState, local_id: int, voters: frozenset[int], 
         endpoints = voter_endpoints.get(stored.leader_id, ())
         if endpoints:
             return Follower(stored.epoch, stored.leader_id, endpoints, now + config.fetch_timeout_ms,
-                            stored.voted_key)
+                            stored.voted_key, update_voter_deadline=now + config.fetch_timeout_ms)
         return Unattached(stored.epoch, deadline, stored.leader_id, stored.voted_key)
     return Unattached(stored.epoch, deadline, NO_LEADER, stored.voted_key)

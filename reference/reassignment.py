@@ -74,7 +74,10 @@ def alter_partition_reassignment(
     ``target_replicas`` None cancels (NO_REASSIGNMENT_IN_PROGRESS if none; an unclean revert needs
     unclean election on the topic, else INVALID_REPLICA_ASSIGNMENT). Otherwise the target is validated
     (INVALID_REPLICA_ASSIGNMENT), its size checked unless KIP-860's flag allows a change
-    (INVALID_REPLICATION_FACTOR), and removing/adding are set only when non-empty, as Kafka does.
+    (INVALID_REPLICATION_FACTOR), and removing/adding are set only when non-empty, as Kafka does. Only the
+    cancellation elects UNCLEAN on a topic with unclean leader election enabled; a new or changed target builds
+    with the ONLINE election whatever the topic says (Kafka 4.3 ``ReplicationControlManager.changePartitionReassignment``
+    never calls ``setElection``; ``cancelPartitionReassignment`` does).
     """
     topic = next((t for t in topics.values() if t.name == topic_name), None)
     key = (topic.topic_id, partition_id) if topic is not None else None
@@ -108,7 +111,7 @@ def alter_partition_reassignment(
             target_replicas=replicas if replicas != partition.replicas else None,
             target_removing=removing or None,
             target_adding=adding or None,
-            election=election,
+            election=Election.ONLINE,
             elr_enabled=elr_enabled,
         )
     records = () if record is None else (record,)

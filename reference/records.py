@@ -123,6 +123,19 @@ class TopicRecord:
 
 @slotted
 @dataclass(frozen=True)
+class ConfigRecord:
+    """apiKey 4: sets one config of a resource (``resource_type`` 2 = TOPIC, 4 = BROKER); a null value deletes it."""
+
+    resource_type: int
+    resource_name: str
+    name: str
+    value: Optional[str] = None
+    version: int = 0
+    API_KEY = 4
+
+
+@slotted
+@dataclass(frozen=True)
 class RemoveTopicRecord:
     """apiKey 9: removes a topic, its partitions and configs."""
 
@@ -219,6 +232,6 @@ class NoOpRecord:
 
 MetadataRecord = Union[
     RegisterBrokerRecord, UnregisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
-    BrokerRegistrationChangeRecord, TopicRecord, RemoveTopicRecord, PartitionRecord,
+    BrokerRegistrationChangeRecord, TopicRecord, ConfigRecord, RemoveTopicRecord, PartitionRecord,
     PartitionChangeRecord, FeatureLevelRecord, RegisterControllerRecord, ClearElrRecord, NoOpRecord,
 ]

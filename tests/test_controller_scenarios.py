@@ -205,8 +205,10 @@ def rule_serializer_refuses_missing_fields() -> None:
 def rule_register_controller() -> None:
     request = cr.ControllerRegistrationRequest(3000, "incA", listeners=(Endpoint("CONTROLLER", "h", 9093),))
     response, records = cr.register_controller(request, mv=14, is_active=True)
+    # the response carries the error code's own text (ControllerRegistrationRequest.getErrorResponse), not the
+    # exception's "The current MetadataVersion is too old to support controller registrations."
     assert (response.error, response.message, records) == (
-        Errors.UNSUPPORTED_VERSION, "The current MetadataVersion is too old to support controller registrations.", ())
+        Errors.UNSUPPORTED_VERSION, "The version of API is not supported.", ())
     assert cr.register_controller(request, mv=15, is_active=False)[0].error == Errors.NOT_CONTROLLER
     assert cr.register_controller(request, mv=15, is_active=True, authorized=False)[0].error == Errors.CLUSTER_AUTHORIZATION_FAILED
     response, records = cr.register_controller(request, mv=15, is_active=True)
@@ -256,6 +258,50 @@ def rule_appendix_b12_describe_cluster_nodes() -> None:
     assert dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2), "PLAINTEXT").cluster_authorized_operations == -(2**31)
 
 
+# ---------------------------------------------------------------- rules Kafka itself showed (tests/test_kafka_controller.py)
+
+def rule_kafka_4x_registration() -> None:
+    """Kafka 4.3 ``ClusterControlManager.registerController`` writes ZkMigrationReady false whatever the request
+    says (3.9 copied it); responses carry the error code's own text, success ``""``; a registration's endpoints
+    and features are maps keyed by name (``ControllerRegistration.Builder``: the last of a name, any order)."""
+    listeners = (Endpoint("PLAINTEXT", "h", 1), Endpoint("CONTROLLER", "h", 2), Endpoint("PLAINTEXT", "h", 3))
+    request = cr.ControllerRegistrationRequest(3000, "incA", zk_migration_ready=True, listeners=listeners)
+    response, records = cr.register_controller(request, mv=30, is_active=True)
+    assert (response.error, response.message) == (Errors.NONE, "") and records[0].zk_migration_ready is False
+    assert cr.register_controller(request, mv=30, is_active=True, behaviour=cr.KAFKA_3_9)[1][0].zk_migration_ready
+    assert cr.register_controller(request, mv=30, is_active=False)[0].message == "This is not the correct controller for this cluster."
+    assert cr.register_controller(request, mv=30, is_active=True, authorized=False)[0].message == "Cluster authorization failed."
+    registered = cr.replay_register_controller(FrozenMap(), records[0])[3000]
+    assert registered.listeners == (Endpoint("CONTROLLER", "h", 2), Endpoint("PLAINTEXT", "h", 3))
+
+
+def rule_due_resend_fires_before_the_response() -> None:
+    """The manager's event queue runs a due deferred resend before a queued response (``KafkaEventQueue``): a
+    success handled at or after the deadline leaves no resend scheduled."""
+    state = cr.ManagerState(node_id=1, incarnation_id="inc", metadata_version=30, channel_started=True,
+                            pending_rpcs=1, failed_rpcs=1, resend_deadline_ms=100)
+    after, sent = cr.on_response(state, Errors.NONE, 100, 0.5)
+    assert (after.resend_deadline_ms, after.pending_rpcs, sent) == (None, 0, ())
+    before, _ = cr.on_response(state, Errors.NONE, 99, 0.5)
+    assert before.resend_deadline_ms == 100
+
+
+def rule_describe_cluster_as_kafka_answers() -> None:
+    """Kafka lists nodes in its image's HashMap order (stated as ``order``), reports only the CLUSTER resource's
+    operations, and a controller's ALTER denial names the request."""
+    img = image({1: broker(1, False), 2: broker(2, False)},
+                {c: cr.ControllerRegistration(c, "c", listeners=(Endpoint("CONTROLLER", "h", c),)) for c in (1, 3000, 3001)})
+    ctl = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(1, endpoint_type=2), "CONTROLLER",
+                              order=(3000, 3001, 1))
+    assert [n.node_id for n in ctl.nodes] == [3000, 3001, 1]
+    ops = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2, include_cluster_authorized_operations=True),
+                              "PLAINTEXT", dc.Authorization(authorized_operations=0xFFFF))
+    assert ops.cluster_authorized_operations == 0x1FA0
+    denied = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(1, endpoint_type=2), "CONTROLLER",
+                                 dc.Authorization(alter_cluster=False))
+    assert denied.error_message == "Request <request> needs ALTER permission."
+
+
 SCENARIOS: dict[str, Callable[[], None]] = {
     "122": scenario_122_retransmit_registration,
     "124": scenario_124_unknown_endpoint_type,
@@ -273,6 +319,9 @@ SCENARIOS: dict[str, Callable[[], None]] = {
     "stale-incarnation": rule_stale_incarnation_triggers_reregistration,
     "backoff": rule_backoff_bounds,
     "appendix-b12": rule_appendix_b12_describe_cluster_nodes,
+    "kafka-4x-registration": rule_kafka_4x_registration,
+    "due-resend-first": rule_due_resend_fires_before_the_response,
+    "describe-cluster-as-kafka": rule_describe_cluster_as_kafka_answers,
 }
 
 

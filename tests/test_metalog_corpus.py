@@ -85,7 +85,7 @@ def test_json_report_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None
 def test_text_report_and_failing_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "00000000000000000000.log"
     bad.write_bytes(b"\x00" * 80)
-    assert audit_command([str(bad)], show_progress=False) == 1
+    assert audit_command([str(bad)], show_progress=False) == 2  # a format error is bad input, not a finding
     out = capsys.readouterr().out
     assert f"{bad}:8: batchLength 0 outside" in out
 

@@ -75,6 +75,6 @@ def test_requests_never_break_a_node(log: raft_log.RaftLog, stored: ElectionStat
         epoch = node.state.epoch
         node, out = raft.step(node, request, 0)
         responses = [s for s in out if isinstance(s.message, (VoteResponse, FetchResponse))]
-        parked = len(getattr(node.state, "parked", ()))
+        parked = len(node.parked)
         assert len(responses) + parked >= 1
         assert node.state.epoch >= epoch

@@ -377,7 +377,7 @@ def test_scenario_101_leader_immediately_sends_diverging_epoch() -> None:
     node, out = raft.step(node, request, 0)
     response = only_response(out)
     assert (response.partition_error, response.diverging_epoch, response.records) == (Errors.NONE, (1, 3), ())
-    assert node.state.parked == ()
+    assert node.parked == ()
 
 
 def test_scenario_103_follower_log_reconciliation() -> None:

@@ -56,7 +56,7 @@ NEW_INCARNATION = controller_trace(
     {"input": {"action": "start"}, "output": {"response": {"sends": [sent("inc1b")]}}, "post": {"pending_rpcs": 1}},
     {"input": {"action": "register_controller", "request": {"controller_id": 1, "incarnation_id": "inc1b",
                                                             "listeners": [LISTENER]}},
-     "output": {"response": {"error": "NONE", "message": None}, "records": [
+     "output": {"response": {"error": "NONE", "message": ""}, "records": [  # Kafka's success message is ""
          {"offset": 3, "type": "RegisterControllerRecord", "controller_id": 1, "incarnation_id": "inc1b",
           "end_points": [LISTENER]}]},
      "post": {"next_offset": 4}},

@@ -17,8 +17,27 @@ from kraftspec.traces.check import EXIT_FINDING, check_command
 from kraftspec.traces.format import Trace, trace_from_json
 from kraftspec.traces.replay import replay
 
+LISTENER = {"name": "CONTROLLER", "host": "controller1", "port": 9093, "security_protocol": 0}
+ZK_READY_REQUEST = {"format": "1.0", "component": "controller", "initial": {"standard": "controller/new-process"},
+                    "steps": [{"input": {"action": "register_controller", "request": {
+                        "controller_id": 1, "incarnation_id": "inc1", "zk_migration_ready": True,
+                        "listeners": [LISTENER]}},
+                        "output": {"response": {"error": "NONE", "message": ""}, "records": [
+                            {"offset": 0, "type": "RegisterControllerRecord", "controller_id": 1,
+                             "incarnation_id": "inc1", "end_points": [LISTENER]}]}}]}
+"""Kafka 4.x writes ZkMigrationReady false whatever the request says (issue 17)."""
+LATE_SUCCESS = {"format": "1.0", "component": "controller", "initial": {"explicit": {
+    "manager": {"node_id": 1, "incarnation_id": "inc1", "listeners": [LISTENER], "metadata_version": 30,
+                "channel_started": True, "pending_rpcs": 1, "failed_rpcs": 1, "resend_deadline_ms": 100}}},
+    "steps": [{"input": {"action": "on_response", "error": "NONE", "now": 150}, "output": {"response": {"sends": []}},
+               "post": {"resend_deadline_ms": None, "pending_rpcs": 0}}]}
+"""A success handled after the resend deadline: the due resend fired first (the manager's event queue)."""
+
 # mutant -> (a trace that shows it, the step flagged, its action, the first differing field)
 SHOWN: dict[str, tuple[dict[str, Any], int, str, str]] = {
+    "controller-zk-migration-ready-copied": (ZK_READY_REQUEST, 0, "register_controller",
+                                             "records[0].zk_migration_ready"),
+    "controller-due-resend-kept": (LATE_SUCCESS, 0, "on_response", "post.resend_deadline_ms"),
     "controller-stale-incarnation-accepted": (STALE_RECORD, 1, "on_metadata_update", "response.sends[0]"),
     "controller-fenced-brokers-to-v1": (FENCED_BROKERS, 0, "describe_cluster", "response.nodes[2]"),
     "controller-unknown-endpoint-mismatched": (CONTROLLER_ENDPOINTS, 3, "describe_cluster", "response.error"),

@@ -42,6 +42,7 @@ CALLERS = {
     "isr_shrink_requires_leader_epoch_bump": _CONTROLLER,
     "isr_record_field": _CONTROLLER,
     "is_isr_member_eligible": {"alter_partition"},    # validate_alter_partition_data (§2.10)
+    "handle_broker_unregistered": {"handle_broker_unregistered"},  # partition_events (§2.9)
 }
 
 
@@ -58,15 +59,20 @@ SCENARIOS = (  # beyond the spec's bounds (partition epoch < 2): inputs on parti
      {"action": "alter_partition", "request": {"broker_id": 1, "broker_epoch": 101, "topics": [
          {"topic_id": TOPIC, "partitions": [{"partition_index": 0, "leader_epoch": 0, "partition_epoch": 1,
                                              "new_isr_with_epochs": [[1, 101], [2, 102], [3, 103]]}]}]}}],
+    # ELR on, min ISR 2: broker 2 fenced into the ELR, then unregistered; Kafka keeps it in the ELR (§2.9)
+    ("partition/three-replicas-elr", [{"action": "handle_broker_fenced", "broker_id": b} for b in (3, 2)]
+     + [{"action": "handle_broker_unregistered", "broker_id": 2}]),
 )
 
 
-def _template(index: int, inputs: list[dict[str, Any]]) -> Trace:
-    """Inputs whose recording states every output and post-state field."""
+def _template(index: int, scenario: Any) -> Trace:
+    """Inputs (on partition/three-replicas, or ``(standard state, inputs)``) whose recording states every output and
+    post-state field."""
+    standard, inputs = scenario if isinstance(scenario, tuple) else ("partition/three-replicas", scenario)
     steps = tuple(Step(i["action"], PARTITION.decode_input(i["action"], {k: v for k, v in i.items() if k != "action"},
                                                            "input"),
                        {}, (), dict.fromkeys(("brokers", "partitions", "leaders"))) for i in inputs)
-    return Trace("partition", steps, standard="partition/three-replicas", id=f"scenario-{index}")
+    return Trace("partition", steps, standard=standard, id=f"scenario-{index}")
 
 
 @pytest.fixture(scope="module")

@@ -104,7 +104,9 @@ LEADER = raft_trace(
      "output": {"response": {"sends": [], "last_offset": 2}},
      "post": {"log_end_offset": 3, "log": [{"epoch": 1, "record": {**LEADER_CHANGE, "version": 0}},
                                            {"epoch": 1, "record": "y"}, {"epoch": 1, "record": 7}]}},
-    {"input": {"action": "resign", "epoch": 1, "now": 40},
+    {"input": {"action": "resign", "epoch": 1, "now": 40},  # the poll after resign() resigns (Kafka's pollLeader)
+     "output": {"response": {"sends": []}}, "post": {"role": "Resigned"}},
+    {"input": {"action": "tick", "now": 45},  # and the next one sends EndQuorumEpoch (pollResigned)
      "output": {"response": {"sends": [
          {"destination": 2, "type": "EndQuorumEpochRequest", "preferred_successors": [2, 3]},
          {"destination": 3, "type": "EndQuorumEpochRequest", "preferred_successors": [2, 3]}]}},

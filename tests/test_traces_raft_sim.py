@@ -21,12 +21,12 @@ from kraftspec.traces.replay import replay
 SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
 SEED = 1
 FLAGGED = {  # mutant -> (trace index of seed 1 whose recorded node shows it, first divergent step, its rule)
-    "raft_vote_shorter_log_same_epoch": (40, 28, "kraftspec.reference.raft._on_vote_request"),  # a vote granted
-    "raft_hw_at_epoch_start": (24, 33, "kraftspec.reference.raft._on_fetch_request"),  # the HW in a fetch answer
-    "raft_hw_from_minority": (3, 26, "kraftspec.reference.raft._on_vote_response"),  # the HW on election
-    "raft_observer_starts_election": (6, 12, "kraftspec.reference.raft._poll"),  # observer 4 stops fetching
-    "raft_reset_last_fetched_epoch": (4, 17, "kraftspec.reference.raft._on_fetch_response"),
-    "raft_restart_as_leader": (3, 27, "kraftspec.reference.raft.restart"),  # Leader, not Resigned
+    "raft_vote_shorter_log_same_epoch": (2, 39, "kraftspec.reference.raft._on_vote_request"),  # a vote granted
+    "raft_hw_at_epoch_start": (2, 10, "kraftspec.reference.raft._on_fetch_request"),  # the HW in a fetch answer
+    "raft_hw_from_minority": (2, 9, "kraftspec.reference.raft._on_vote_response"),  # the HW on election
+    "raft_observer_starts_election": (6, 30, "kraftspec.reference.raft._poll"),  # observer 4 stops fetching
+    "raft_reset_last_fetched_epoch": (1, 37, "kraftspec.reference.raft._on_fetch_response"),
+    "raft_restart_as_leader": (2, 33, "kraftspec.reference.raft.restart"),  # Leader, not Resigned
     "raft_bootstrap_first_server": (0, 0, "kraftspec.reference.raft._poll"),  # the first Fetch's destination
 }
 UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the simulated leader is always a voter

@@ -63,19 +63,21 @@ def apply(state: broker.ClusterControl, clock: int, step: Step) -> tuple[broker.
     return state, clock, None if response is None else to_json(response), written
 
 
+def _options(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The optional keyword arguments an input states (``authorized``, ``order``); the reference's defaults otherwise."""
+    return {name: args[name] for name in ("authorized", "order") if name in args}
+
+
 def _register_broker(state: broker.ClusterControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
-    if "authorized" in args:
-        state, out = broker.register_broker(state, args["request"], now, authorized=args["authorized"])
-    else:
-        state, out = broker.register_broker(state, args["request"], now)
+    state, out = broker.register_broker(state, args["request"], now, **_options(args))
     return state, now, out.response, out.records
 
 
 def _heartbeat(state: broker.ClusterControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
-    if "authorized" in args:
-        state, out = broker.heartbeat(state, args["request"], now, authorized=args["authorized"])
+    if "authorized" in args or "order" in args:
+        state, out = broker.heartbeat(state, args["request"], now, **_options(args))
     else:
         state, out = broker.heartbeat(state, args["request"], now)
     return state, now, out.response, out.records
@@ -89,13 +91,15 @@ def _heartbeat_timed_out(state: broker.ClusterControl, clock: int, args: Mapping
 
 def _fence_stale_broker(state: broker.ClusterControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
-    state, out = broker.fence_stale_broker(state, now, args.get("which"))
+    if "order" in args:
+        state, out = broker.fence_stale_broker(state, now, args.get("which"), args["order"])
+    else:
+        state, out = broker.fence_stale_broker(state, now, args.get("which"))
     return state, now, out.response, out.records
 
 
 def _unregister_broker(state: broker.ClusterControl, clock: int, args: Mapping[str, Any]) -> Outcome:
-    auth = {"authorized": args["authorized"]} if "authorized" in args else {}
-    state, out = broker.unregister_broker(state, args["broker_id"], **auth)
+    state, out = broker.unregister_broker(state, args["broker_id"], **_options(args))
     return state, clock, out.response, out.records
 
 

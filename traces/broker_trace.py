@@ -34,12 +34,14 @@ class Action:
 
 _NOW = {"now": (int, False)}
 _AUTH = {"authorized": (bool, False)}
+_ORDER = {"order": (tuple[tuple[str, int], ...], False)}  # the partitions Kafka changed, in its order (broker.Order)
 ACTIONS: dict[str, Action] = {a.name: a for a in (
-    Action("register_broker", "register_broker", {"request": (broker.BrokerRegistrationRequest, True), **_NOW, **_AUTH}),
-    Action("heartbeat", "heartbeat", {"request": (broker.BrokerHeartbeatRequest, True), **_NOW, **_AUTH}),
+    Action("register_broker", "register_broker", {"request": (broker.BrokerRegistrationRequest, True), **_NOW, **_AUTH,
+                                                  **_ORDER}),
+    Action("heartbeat", "heartbeat", {"request": (broker.BrokerHeartbeatRequest, True), **_NOW, **_AUTH, **_ORDER}),
     Action("heartbeat_timed_out", "heartbeat_timed_out", {"request": (broker.BrokerHeartbeatRequest, True), **_NOW}),
-    Action("fence_stale_broker", "fence_stale_broker", {**_NOW, "which": (Optional[tuple[int, int]], False)}),
-    Action("unregister_broker", "unregister_broker", {"broker_id": (int, True), **_AUTH}),
+    Action("fence_stale_broker", "fence_stale_broker", {**_NOW, "which": (Optional[tuple[int, int]], False), **_ORDER}),
+    Action("unregister_broker", "unregister_broker", {"broker_id": (int, True), **_AUTH, **_ORDER}),
     Action("create_topic", "create_topic", {"topic": (TopicInfo, True),
                                             "assignments": (tuple[tuple[int, ...], ...], True)}),
     Action("log_advanced", "log_advanced", {"next_offset": (int, True)}),

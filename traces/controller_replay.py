@@ -61,7 +61,7 @@ def initial(trace: Trace) -> ControllerControl:
 def _managed(transition: Callable[..., tuple[cr.ManagerState, tuple[cr.ControllerRegistrationRequest, ...]]],
              state: ControllerControl, clock: int, *args: Any) -> Outcome:
     manager, sent = transition(state.manager, *args)
-    return ControllerControl(state.image, manager, state.next_offset), clock, Sends(sent), ()
+    return replace(state, manager=manager), clock, Sends(sent), ()
 
 
 def _start(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> Outcome:
@@ -77,16 +77,21 @@ def _on_metadata_update(state: ControllerControl, clock: int, args: Mapping[str,
     changed this node's registration, which the manager then reads from the image (§4.1)."""
     new_mv = args.get("metadata_version")
     if new_mv is not None:
-        state = ControllerControl(_evolve_image(state.image, metadata_version=new_mv), state.manager, state.next_offset)
+        state = replace(state, image=_evolve_image(state.image, metadata_version=new_mv))
     own = state.image.controllers.get(state.manager.node_id)
     return _managed(cr.on_metadata_update, state, clock, new_mv, args.get("registration_changed", False), own)
 
 
 def _on_response(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> Outcome:
+    """The answer to the request in flight; before Kafka 4.3 a channel timeout (``REQUEST_TIMED_OUT``) leaves the
+    manager's request flag set with nothing in flight (``stuck``), so no further answer can come."""
     now = args.get("now", clock)
-    if state.manager.pending_rpcs == 0:
+    if state.manager.pending_rpcs == 0 or state.stuck:
         raise ValueError("no ControllerRegistration request is pending")
-    return _managed(cr.on_response, state, now, args.get("error", Errors.NONE), now, args.get("jitter", 0))
+    error = args.get("error", Errors.NONE)
+    manager, sent = cr.on_response(state.manager, error, now, args.get("jitter", 0), state.behaviour)
+    stuck = error == Errors.REQUEST_TIMED_OUT and not state.behaviour.timeout_clears_pending
+    return replace(state, manager=manager, stuck=stuck), now, Sends(sent), ()
 
 
 def _on_deadline(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> Outcome:
@@ -98,7 +103,7 @@ def _restart(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> O
     """A new process of the same node: a fresh manager with a new incarnation id, same listeners and features."""
     old = state.manager
     manager = cr.ManagerState(old.node_id, args["incarnation_id"], old.listeners, old.features)
-    return ControllerControl(state.image, manager, state.next_offset), clock, Sends(()), ()
+    return replace(state, manager=manager, stuck=False), clock, Sends(()), ()
 
 
 def _written(state: ControllerControl, records: tuple[Any, ...]) -> tuple[ControllerControl, Written]:
@@ -107,13 +112,13 @@ def _written(state: ControllerControl, records: tuple[Any, ...]) -> tuple[Contro
     for record in records:
         controllers = cr.replay_register_controller(controllers, record)
     start = state.next_offset
-    return (ControllerControl(_evolve_image(state.image, controllers=controllers), state.manager, start + len(records)),
+    return (replace(state, image=_evolve_image(state.image, controllers=controllers), next_offset=start + len(records)),
             tuple((start + i, record) for i, record in enumerate(records)))
 
 
 def _register_controller(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     response, records = cr.register_controller(args["request"], state.image.metadata_version,
-                                               args.get("active", True), args.get("authorized", True))
+                                               args.get("active", True), args.get("authorized", True), state.behaviour)
     state, written = _written(state, records)
     return state, clock, response, written
 
@@ -128,18 +133,19 @@ def _describe_cluster(state: ControllerControl, clock: int, args: Mapping[str, A
     """A request the client cannot write at its version never reaches a node: the reference refuses it (§4.3)."""
     request = args["request"]
     try:
-        dc.check_request_serializable(request)
+        dc.check_request_serializable(request, state.behaviour.describe_cluster_max_version)
     except dc.UnsupportedVersionError as exc:
         raise ValueError(f"the request cannot be sent at version {request.version}: {exc}") from exc
     receiver = args.get("receiver", dc.Receiver.BROKER)
     response = dc.describe_cluster(state.image, receiver, request, args.get("listener", DEFAULT_LISTENERS[receiver]),
-                                   args.get("authorization", dc.Authorization()), args.get("chooser", 0))
+                                   args.get("authorization", dc.Authorization()), args.get("chooser", 0),
+                                   args.get("order"), state.behaviour.denial_names_operation)
     return state, clock, response, ()
 
 
 def _check_request_serializable(state: ControllerControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     try:
-        dc.check_request_serializable(args["request"])
+        dc.check_request_serializable(args["request"], state.behaviour.describe_cluster_max_version)
     except dc.UnsupportedVersionError as exc:
         return state, clock, Serializable(False, str(exc)), ()
     return state, clock, Serializable(True), ()

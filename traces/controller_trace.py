@@ -26,6 +26,7 @@ from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.records import MetadataRecord, RegisterControllerRecord
 from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans
+from kraftspec.traces.limits import quote
 from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require, to_json
 
@@ -45,7 +46,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
            {"record": (RegisterControllerRecord, True)}),
     Action("describe_cluster", "describe_cluster.describe_cluster",
            {"request": (DescribeClusterRequest, True), "receiver": (Receiver, False), "listener": (str, False),
-            "authorization": (Authorization, False), "chooser": (int, False)}),
+            "authorization": (Authorization, False), "chooser": (int, False), "order": (tuple[int, ...], False)}),
     Action("check_request_serializable", "describe_cluster.check_request_serializable",
            {"request": (DescribeClusterRequest, True)}),
     Action("advance_clock", "advance_clock", {"now": (int, True)}),
@@ -59,7 +60,7 @@ DEFAULT_LISTENERS = {Receiver.BROKER: "PLAINTEXT", Receiver.CONTROLLER: "CONTROL
 def decode_jitter(value: object, path: str) -> float:
     """The backoff's random draw, a number in [0, 1) (``ThreadLocalRandom.nextDouble`` scaled, kraft-semantics §4.1)."""
     if type(value) not in (int, float) or not 0 <= value < 1:  # type: ignore[operator]
-        raise TraceError(f"{path}: expected a number in [0, 1), got {value!r}")
+        raise TraceError(f"{path}: expected a number in [0, 1), got {quote(value)}")
     return value  # type: ignore[return-value]  # as given: 0 stays 0 in the JSON written back
 
 
@@ -67,7 +68,7 @@ def decode_receiver(value: object, path: str) -> Receiver:
     """``"broker"`` (``KafkaApis``) or ``"controller"`` (``ControllerApis``): which node handles DescribeCluster (§4.2)."""
     names = [r.value for r in Receiver]
     if value not in names:
-        raise TraceError(f"{path}: expected one of {', '.join(names)}, got {value!r}")
+        raise TraceError(f"{path}: expected one of {', '.join(names)}, got {quote(value)}")
     return Receiver(value)
 
 
@@ -85,18 +86,24 @@ class ControllerControl:
     image: ClusterImage
     manager: cr.ManagerState
     next_offset: int = 0
+    behaviour: cr.ControllerBehaviour = cr.KAFKA_4_3
+    stuck: bool = False
+    """The manager's request flag is set with no request in flight (a channel timeout before Kafka 4.3)."""
 
 
 _EXPLICIT_FIELDS: dict[str, tuple[Any, bool]] = {
     "cluster_id": (str, False), "metadata_version": (int, False), "brokers": (list, False),
     "controllers": (list, False), "raft_leader_id": (int, False), "next_offset": (int, False), "manager": (dict, True),
+    "behaviour": (str, False),
 }
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
 
 
 def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> ControllerControl:
     """``{cluster_id, metadata_version=4.3-IV0, brokers=[BrokerRegistration], controllers=[ControllerRegistration],
-    raft_leader_id=-1, next_offset=0, manager={ManagerState fields}}``: the image as the log defines it (§4.1, §4.2)."""
+    raft_leader_id=-1, next_offset=0, manager={ManagerState fields}, behaviour="4.3+"}``: the image as the log
+    defines it (§4.1, §4.2); ``behaviour`` names the Kafka version's registration rules
+    (``controller_registration.CONTROLLER_BEHAVIOURS``: "3.9", "4.0", "4.1", "4.2", "4.3+", the default)."""
     unknown = sorted(set(obj) - set(_EXPLICIT_FIELDS))
     if unknown:
         raise TraceError(f"{path}: unknown field {unknown[0]!r}")
@@ -110,14 +117,18 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> Co
     image = ClusterImage(
         cluster_id=values["cluster_id"] if values["cluster_id"] is not None else CLUSTER_ID,
         brokers=FrozenMap({b.broker_id: b for b in brokers}),
-        controllers=FrozenMap({c.controller_id: c for c in controllers}),
+        controllers=FrozenMap({c.controller_id: cr.keyed_by_name(c) for c in controllers}),
         raft_leader_id=values["raft_leader_id"] if values["raft_leader_id"] is not None else -1,
         metadata_version=values["metadata_version"] if values["metadata_version"] is not None else LATEST_PRODUCTION)
     manager = decoder(cr.ManagerState)(values["manager"], f"{path}.manager")
     next_offset = values["next_offset"] or 0
     if next_offset < 0:
         raise TraceError(f"{path}.next_offset: must not be negative")
-    return ControllerControl(image, manager, next_offset)
+    behaviour = cr.CONTROLLER_BEHAVIOURS.get(values["behaviour"] or cr.KAFKA_4_3.name)
+    if behaviour is None:
+        raise TraceError(f"{path}.behaviour: expected one of {', '.join(cr.CONTROLLER_BEHAVIOURS)}, "
+                         f"got {quote(values['behaviour'])}")
+    return ControllerControl(image, manager, next_offset, behaviour)
 
 
 cached_explicit_state = ExplicitStates(explicit_state)

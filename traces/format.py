@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Protocol
 
 from kraftspec.reference.records import MetadataRecord
+from kraftspec.traces.limits import MAX_JSON_DEPTH, quote, too_deep
 from kraftspec.traces.values import TraceError, require
 
 FORMAT_VERSION = "1.0"
@@ -77,11 +78,12 @@ def components() -> dict[str, Component]:
 
 def check_version(version: object) -> None:
     """Accept ``1.x`` (any minor); refuse other majors and malformed versions with a clear message."""
-    if not isinstance(version, str) or not version.partition(".")[0].isdigit():
-        raise TraceError(f"format: expected a version string like \"{FORMAT_VERSION}\", got {version!r}")
-    major = int(version.partition(".")[0])
+    major_text = version.partition(".")[0] if isinstance(version, str) else ""
+    if not (0 < len(major_text) <= 9 and major_text.isascii() and major_text.isdigit()):  # not '²', not 5,000 digits
+        raise TraceError(f"format: expected a version string like \"{FORMAT_VERSION}\", got {quote(version)}")
+    major = int(major_text)
     if major != MAJOR:
-        raise TraceError(f"format: trace format version {version} is not supported: this kraftspec reads "
+        raise TraceError(f"format: trace format version {str(version)[:80]} is not supported: this kraftspec reads "
                          f"major version {MAJOR} (1.x); convert the trace or use a kraftspec that reads {major}.x")
 
 
@@ -93,21 +95,30 @@ def trace_from_json(obj: object) -> Trace:
     name = require(obj, "component", str, "trace")
     component = components().get(name)
     if component is None:
-        raise TraceError(f"component: unknown component {name!r} (known: {', '.join(sorted(components()))})")
+        raise TraceError(f"component: unknown component {quote(name)} (known: {', '.join(sorted(components()))})")
     initial = require(obj, "initial", dict, "trace")
     standard = require(initial, "standard", str, "initial", optional=True)
     explicit = require(initial, "explicit", dict, "initial", optional=True)
     if (standard is None) == (explicit is None):
         raise TraceError("initial: give exactly one of 'standard' and 'explicit'")
     if standard is not None and standard not in component.standard_states:
-        raise TraceError(f"initial.standard: unknown initial state {standard!r} "
+        raise TraceError(f"initial.standard: unknown initial state {quote(standard)} "
                          f"(known: {', '.join(sorted(component.standard_states))})")
     if explicit is not None:
+        _bounded(explicit, "initial.explicit")
         component.check_explicit(explicit, "initial.explicit")
     steps = require(obj, "steps", list, "trace")
+    meta = require(obj, "meta", dict, "trace", optional=True) or {}
+    _bounded(meta, "meta")
     return Trace(component=name, steps=tuple(step_from_json(component, s, f"steps[{i}]") for i, s in enumerate(steps)),
                  standard=standard, explicit=explicit, id=require(obj, "id", str, "trace", optional=True),
-                 meta=require(obj, "meta", dict, "trace", optional=True) or {}, format=obj["format"])
+                 meta=meta, format=obj["format"])
+
+
+def _bounded(value: object, path: str) -> None:
+    """A free-form JSON part (no type bounds its shape) nests at most ``MAX_JSON_DEPTH`` deep (kraftspec.traces.limits)."""
+    if too_deep(value):
+        raise TraceError(f"{path}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
 def step_from_json(component: Component, obj: object, path: str = "step") -> Step:
@@ -136,6 +147,10 @@ def step_from_json(component: Component, obj: object, path: str = "step") -> Ste
             records = tuple([component.decode_record(r, f"{path}.output.records[{i}]") for i, r in enumerate(listed)])
     if post is not None and type(post) is not dict:
         post = require(obj, "post", dict, path, optional=True)
+    if response is not None:
+        _bounded(response, f"{path}.output.response")
+    if post is not None:
+        _bounded(post, f"{path}.post")
     return Step(action, args, response, records, post)
 
 

@@ -8,42 +8,77 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Union
 
 from kraftspec.traces.format import Trace, trace_from_json, trace_to_json
+from kraftspec.traces.limits import MAX_LINE_BYTES, LimitError, describe_os_error, loads, open_regular
 from kraftspec.traces.values import TraceError
 
 
 def _open(path: Union[str, Path], mode: str) -> IO[bytes]:
+    if "r" in mode:  # a regular file only (a FIFO named like a trace never blocks)
+        raw = open_regular(path)
+        return gzip.GzipFile(fileobj=raw, mode="rb") if str(path).endswith(".gz") else raw  # type: ignore[return-value]
     return gzip.open(path, mode) if str(path).endswith(".gz") else open(path, mode)  # type: ignore[return-value]
 
 
 def parse_line(line: bytes) -> Trace:
-    """One line as a trace; truncated or invalid JSON, bad fields and wrong versions raise :class:`TraceError`."""
+    """One line as a trace; truncated or invalid JSON, JSON beyond the limits (:mod:`kraftspec.traces.limits`), bad
+    fields and wrong versions raise :class:`TraceError`."""
     try:
-        obj = json.loads(line.decode("utf-8").rstrip("\r\n"))  # a column past the end would point at the newline
+        # a column past the end would point at the newline; trace_from_json checks the free-form parts' depth
+        obj = loads(line.decode("utf-8").rstrip("\r\n"), depth=False)
     except UnicodeDecodeError as exc:
-        raise TraceError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
+        raise TraceError(f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except json.JSONDecodeError as exc:
-        raise TraceError(f"invalid JSON: {exc.msg} at column {exc.colno}") from exc
+        raise TraceError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except LimitError as exc:
+        raise TraceError(str(exc)) from None
     return trace_from_json(obj)
 
 
+def _lines(stream: IO[bytes]) -> Iterator[bytes]:
+    """The lines of ``stream``, each at most :data:`MAX_LINE_BYTES` (a longer one is cut there and its rest skipped,
+    so one line never holds more than that in memory); a cut line is returned with no newline at its end."""
+    while True:
+        line = stream.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while True:  # skip the rest of the over-long line
+                rest = stream.readline(MAX_LINE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield line[:MAX_LINE_BYTES + 1]
+            continue
+        yield line
+
+
 def read_jsonl(path: Union[str, Path]) -> Iterator[tuple[int, Union[Trace, TraceError]]]:
-    """(line number, trace or error) for every non-blank line of ``path``."""
+    """(line number, trace or error) for every non-blank line of ``path``; a file that cannot be opened, or a
+    compressed stream that breaks off, is one error item (at line 1, or at the line after the last one read)."""
     number = 0
-    with _open(path, "rb") as stream:
+    try:
+        stream = _open(path, "rb")
+    except OSError as exc:
+        yield 1, TraceError(f"cannot read: {describe_os_error(exc)}")
+        return
+    with stream:
         try:
-            for number, line in enumerate(stream, start=1):
+            for number, line in enumerate(_lines(stream), start=1):
+                if len(line) > MAX_LINE_BYTES:
+                    yield number, TraceError(f"line longer than {MAX_LINE_BYTES} bytes")
+                    continue
                 if not line.strip():
                     continue
                 try:
                     yield number, parse_line(line)
                 except TraceError as exc:
                     yield number, exc
-        except (OSError, EOFError) as exc:  # a truncated or corrupt .gz stream
-            yield number + 1, TraceError(f"unreadable compressed stream: {exc}")
+        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz stream (BadGzipFile is an OSError)
+            yield number + 1, TraceError(f"unreadable compressed stream: {describe_os_error(exc)}")
 
 
 def dumps(trace: Trace) -> str:

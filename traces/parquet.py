@@ -19,6 +19,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kraftspec.traces.format import Step, Trace, components, step_from_json, trace_from_json, trace_to_json
+from kraftspec.traces.limits import (
+    LimitError,
+    describe_os_error,
+    escape_controls,
+    has_surrogate_escape,
+    is_regular,
+    loads,
+    too_deep,
+)
 from kraftspec.traces.values import TraceError
 
 RECORD = pa.struct([("offset", pa.int64()), ("type", pa.string()), ("fields", pa.string())])
@@ -58,9 +67,11 @@ def _load(text: Optional[str], what: str) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return loads(text)  # within the limits on nesting and number size (kraftspec.traces.limits)
     except (json.JSONDecodeError, TypeError) as exc:
-        raise TraceError(f"{what}: invalid JSON text: {exc}") from exc
+        raise TraceError(f"{what}: invalid JSON text: {exc}") from None
+    except LimitError as exc:
+        raise TraceError(f"{what}: {exc}") from None
 
 
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # one JSON value at an index: (value, end)
@@ -75,9 +86,9 @@ def _load_each(texts: list[Optional[str]], names: list[str]) -> Iterator[Any]:
             continue
         try:
             value, end = _scan(text, 0)
-        except (StopIteration, json.JSONDecodeError, TypeError):
-            end = -1
-        yield value if end == len(text) else _load(text, name)
+        except Exception:  # noqa: BLE001 - StopIteration, a syntax error, RecursionError, a 4,301-digit number...
+            end = -1  # ... json.loads's treatment below names it
+        yield value if end == len(text) and not too_deep(value) and not has_surrogate_escape(text) else _load(text, name)
 
 
 def from_row(row: dict[str, Any]) -> Trace:
@@ -116,8 +127,8 @@ def _parsed(text: str) -> Any:
     value = _PARSED.get(text, _UNSEEN)
     if value is _UNSEEN:
         value, end = _scan(text, 0)
-        if end != len(text):
-            raise ValueError("not exactly one JSON value")
+        if end != len(text) or too_deep(value) or has_surrogate_escape(text):
+            raise ValueError("not exactly one JSON value within the limits")
         _memo_put(_PARSED, text, value)
     return value
 
@@ -240,25 +251,39 @@ def write_parquet(path: Union[str, Path], traces: Iterable[Trace], batch_size: i
     return count
 
 
+def reason(exc: BaseException) -> str:
+    """Why pyarrow could not read something, one line (its type when the message is not enough)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 in a string ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, OSError) and not isinstance(exc, pa.ArrowException):
+        return describe_os_error(exc)
+    text = " ".join(str(exc).split())[:500]
+    return escape_controls(text if isinstance(exc, (pa.ArrowException, OSError)) else f"{type(exc).__name__}: {text}")
+
+
 def read_parquet(path: Union[str, Path]) -> Iterator[tuple[Optional[int], int, Union[Trace, TraceError]]]:
     """(first row, row count, trace or error) per row; an unreadable file or row group is one error item.
 
     A row yields ``(row, 1, ...)``; a corrupt row group yields ``(first row, its rows, error)``; a file
     that is not Parquet at all yields ``(None, 1, error)`` (its row count is unknown).
     """
+    if not is_regular(path):
+        yield None, 1, TraceError("not a regular file")
+        return
     try:
         parquet = pq.ParquetFile(path)
-    except (pa.ArrowException, OSError) as exc:
-        yield None, 1, TraceError(f"not a readable Parquet file: {exc}")
+        groups = [parquet.metadata.row_group(group).num_rows for group in range(parquet.num_row_groups)]
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowException, OSError, UnicodeDecodeError (names)...
+        yield None, 1, TraceError(f"not a readable Parquet file: {reason(exc)}")
         return
     first = 0
-    for group in range(parquet.num_row_groups):
-        rows = parquet.metadata.row_group(group).num_rows
+    for group, rows in enumerate(groups):
         try:
             table = parquet.read_row_group(group)
-            batch = table.to_pylist()
-        except (pa.ArrowException, OSError) as exc:
-            yield first, rows, TraceError(f"row group {group} (rows {first}-{first + rows - 1}) unreadable: {exc}")
+            batch = table.to_pylist()  # invalid UTF-8 in a string column raises here
+        except Exception as exc:  # noqa: BLE001 - as above: any failure of pyarrow on these bytes
+            yield first, rows, TraceError(f"row group {group} (rows {first}-{first + rows - 1}) unreadable: "
+                                          f"{reason(exc)}")
             first += rows
             continue
         for offset, row in enumerate(batch):

@@ -126,16 +126,22 @@ def _alter_partition(state: PartitionControl, clock: int, args: Mapping[str, Any
     return state, clock, response, written
 
 
+def _order(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``order`` argument where the input states it (the order Kafka's hash-keyed index visited partitions in)."""
+    return {"order": args["order"]} if args.get("order") else {}
+
+
 def _elect_leaders(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     partitions, response, records = elect_leaders.elect_leaders(
-        state.brokers, state.topics, state.partitions, args["request"], **_events(state))
+        state.brokers, state.topics, state.partitions, args["request"], **_events(state), **_order(args))
     state, written = _write(state, records, partitions=partitions)
     return state, clock, response, written
 
 
 def _periodic(name: str) -> Runner:
     def periodic(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
-        records, again = getattr(elect_leaders, name)(state.brokers, state.topics, state.partitions, **_events(state))
+        records, again = getattr(elect_leaders, name)(state.brokers, state.topics, state.partitions, **_events(state),
+                                                      **_order(args))
         state, written = _changed(state, records)
         return state, clock, PeriodicResponse(again), written
     return periodic
@@ -156,7 +162,8 @@ def _registration_event(name: str, fenced: Optional[bool], in_controlled_shutdow
     def event(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
         broker_id = args["broker_id"]
         registration = state.brokers[broker_id]
-        records = getattr(partition_events, name)(state.brokers, state.topics, state.partitions, broker_id, **_events(state))
+        records = getattr(partition_events, name)(state.brokers, state.topics, state.partitions, broker_id,
+                                                  **_events(state), **_order(args))
         flags = {"fenced": registration.fenced if fenced is None else fenced,
                  "in_controlled_shutdown": registration.in_controlled_shutdown if in_controlled_shutdown is None
                  else in_controlled_shutdown}
@@ -171,7 +178,7 @@ def _unregistered(state: PartitionControl, clock: int, args: Mapping[str, Any]) 
     if broker_id not in state.brokers:
         raise KeyError(f"broker {broker_id} is not registered")
     records = partition_events.handle_broker_unregistered(
-        state.brokers, state.topics, state.partitions, broker_id, **_events(state))
+        state.brokers, state.topics, state.partitions, broker_id, **_events(state), **_order(args))
     state, written = _changed(state, records, brokers=state.brokers.remove(broker_id))
     return state, clock, None, written
 
@@ -182,7 +189,8 @@ def _shutdown(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> O
     broker_id = args["broker_id"]
     registration = state.brokers[broker_id]
     records = partition_events.handle_broker_shutdown(
-        state.brokers, state.topics, state.partitions, broker_id, args.get("is_clean_shutdown", False), **_events(state))
+        state.brokers, state.topics, state.partitions, broker_id, args.get("is_clean_shutdown", False), **_events(state),
+        **_order(args))
     brokers = state.brokers.set(broker_id, evolve(registration, epoch=args["epoch"],
                                                   incarnation_id=args["incarnation_id"], fenced=True,
                                                   in_controlled_shutdown=False))

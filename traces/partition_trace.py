@@ -50,12 +50,15 @@ class PartitionControl:
 
 _NOW = {"now": (int, False)}
 _LEADER = {"broker_id": (int, True), "topic_id": (str, True), "partition_id": (int, True)}
-_EVENT = {"broker_id": (int, True)}
+_ORDER = {"order": (Optional[tuple[tuple[str, int], ...]], False)}
+"""The order Kafka's hash-keyed index visited partitions in (``[[topic_id, partition]]``), where a trace states it."""
+_EVENT = {"broker_id": (int, True), **_ORDER}
 ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("alter_partition", "alter_partition.alter_partition", {"request": (AlterPartitionRequest, True)}),
-    Action("elect_leaders", "elect_leaders.elect_leaders", {"request": (ElectLeadersRequest, True)}),
-    Action("maybe_balance_partition_leaders", "elect_leaders.maybe_balance_partition_leaders", {}),
-    Action("maybe_elect_unclean_leaders", "elect_leaders.maybe_elect_unclean_leaders", {}),
+    Action("elect_leaders", "elect_leaders.elect_leaders", {
+        "request": (ElectLeadersRequest, True), "order": (Optional[tuple[tuple[str, tuple[int, ...]], ...]], False)}),
+    Action("maybe_balance_partition_leaders", "elect_leaders.maybe_balance_partition_leaders", _ORDER),
+    Action("maybe_elect_unclean_leaders", "elect_leaders.maybe_elect_unclean_leaders", _ORDER),
     Action("alter_partition_reassignment", "reassignment.alter_partition_reassignment", {
         "topic_name": (str, True), "partition_id": (int, True), "target_replicas": (Optional[tuple[int, ...]], True),
         "allow_replication_factor_change": (bool, False)}),

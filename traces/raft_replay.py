@@ -203,7 +203,7 @@ def _stepped(node: raft.RaftNode, message: Any, now: int, jitter: int, bootstrap
     """The node after ``message`` and its sends as the trace states them: the stated list itself when equal (the
     replay then sees the response match at once), else the reference's sends as JSON, projected (the diff decides)."""
     try:
-        node, sends = raft.step(node, message, now, jitter, bootstrap)
+        node, sends = raft.step(node, message, now, jitter, bootstrap, step.input.get("order", ()))
     except RaftFatalError as exc:  # Kafka's client throws and stops: the reference takes no such input
         raise RuntimeError(f"RaftFatalError: {exc}") from exc
     stated = step.response.get("sends") if step.response is not None else None
@@ -225,11 +225,12 @@ def run(node: raft.RaftNode, clock: int, step: Step) -> Outcome:
     if action == "restart":
         return raft.restart(node, now, jitter), now, Sends(()), ()
     if action == "append":
+        records = args["records"]
         try:
-            node, sends = _stepped(node, Append(args["records"]), now, jitter, bootstrap, step)
+            after, sends = _stepped(node, Append(records), now, jitter, bootstrap, step)
         except NotLeaderError:
             return node, now, AppendResult((), None), ()
-        return node, now, AppendResult(sends, node.log.end_offset - 1), ()
+        return after, now, AppendResult(sends, raft.append_offset(node, records)), ()
     message = args["message"] if "message" in args else Resign(args["epoch"]) if action == "resign" else Tick()
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])
@@ -352,7 +353,8 @@ def post_matches(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> bo
         if type(stored_want) is not dict or len(stored_want) != 3:
             return False
         stored_epoch, stored_leader, stored_vote = _STORED_STATED(stored_want)
-    except KeyError:  # an unknown field instead of one of these
+        voted, cache, entries = _OTHERS_STATED(post)
+    except KeyError:  # an unknown field instead of one of these (the caller's diff names it)
         return False
     state, log, stored = node.state, node.log, node.stored
     got = (clock, state.role, state.epoch, raft_state.leader_of(state), getattr(state, "high_watermark", -1),
@@ -360,7 +362,6 @@ def post_matches(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> bo
     stated = (*scalars, stored_epoch, stored_leader)
     if got != stated or not _INTS_AND_STRINGS.issuperset(map(type, got + stated)):  # then equal type by type
         return _fields_match(node, clock, post)  # unsure (or different): decided field by field
-    voted, cache, entries = _OTHERS_STATED(post)
     key, stored_key = raft_state.voted_key_of(state, node.local_id), stored.voted_key
     return ((voted is None if key is None else _key_matches(key, voted))  # no vote: the common case inline
             and (stored_vote is None if stored_key is None else _key_matches(stored_key, stored_vote))

@@ -1,7 +1,8 @@
 """``kraftspec generate sim --component raft``: one node's view of a seeded simulated KRaft quorum (kraft-semantics §3).
 
 The quorum is ``kraftspec.models.raft``'s: voters 1-3 and observer 4 over a network that delays,
-reorders, duplicates and loses messages; nodes poll their timers as time passes, crash and restart
+reorders, duplicates and loses messages (UpdateRaftVoter requests always: the reference does not model the
+leader's answer); nodes poll their timers as time passes, crash and restart
 (losing unflushed records), leaders take client appends and resign. One node, drawn per trace, is
 recorded: every input it receives becomes a step with the messages it sent and its post-state. With a
 mutant applied every node runs the mutant, so the recorded node's outputs are the mutant's.
@@ -15,8 +16,8 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
-from kraftspec.reference import raft
-from kraftspec.reference.raft_messages import Append, RaftFatalError, Resign, Send, Tick
+from kraftspec.reference import raft, raft_state
+from kraftspec.reference.raft_messages import Append, RaftFatalError, Resign, Send, Tick, UpdateRaftVoterRequest
 from kraftspec.reference.raft_state import Leader
 from kraftspec.traces.format import Step, Trace
 from kraftspec.traces.raft_replay import AppendResult, Sends, observe, sent
@@ -24,6 +25,8 @@ from kraftspec.traces.raft_trace import ACTIONS, explicit_state
 from kraftspec.traces.values import to_json
 
 _ACTION_OF = {spec[0]: name for name, a in ACTIONS.items() for arg, spec in a.args.items() if arg == "message"}
+LOST = (UpdateRaftVoterRequest,)
+"""Requests the network always loses: the reference does not model how a leader answers UpdateRaftVoter."""
 RULES = ("tick", "tick", "tick_all", "quiet", "deliver", "deliver", "deliver", "deliver_all", "duplicate", "lose",
          "append", "append", "resign", "crash")
 """The simulation's rules, drawn uniformly (repeats weight them), as in ``models.raft.RaftQuorumModel``."""
@@ -51,24 +54,26 @@ class _Quorum:
     def deliver(self, n: int, message: Any) -> None:
         """Node ``n`` handles one input; the recorded node's becomes a step (its sends and post-state)."""
         jitter, bootstrap = self.jitter(), self.rng.randrange(len(VOTERS))
+        before = self.nodes[n]
         try:
-            node, sends = raft.step(self.nodes[n], message, self.now, jitter, bootstrap)
+            node, sends = raft.step(before, message, self.now, jitter, bootstrap)
         except (RaftFatalError, ValueError):  # a mutant broke the protocol: the input is lost
             self.failed = self.failed or n == self.recorded
             return
         self.nodes[n] = node
-        self.in_flight.extend(s for s in sends if s.destination in self.nodes)
+        self.in_flight.extend(s for s in sends if s.destination in self.nodes and type(s.message) not in LOST)
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
         if n == self.recorded:
-            self._record(message, jitter, bootstrap, tuple(map(sent, sends)))
+            self._record(before, message, jitter, bootstrap, tuple(map(sent, sends)))
 
-    def _record(self, message: Any, jitter: int, bootstrap: int, sends: tuple[dict[str, Any], ...]) -> None:
+    def _record(self, before: raft.RaftNode, message: Any, jitter: int, bootstrap: int,
+                sends: tuple[dict[str, Any], ...]) -> None:
         """The recorded node's input as ``raft_replay.run`` reads it, with the response it gives."""
         timed = {"now": self.now, "jitter": jitter, "bootstrap": bootstrap}
         response: Any = Sends(sends)
         if isinstance(message, Append):
             action, args = "append", {"records": message.records, **timed}
-            response = AppendResult(sends, self.nodes[self.recorded].log.end_offset - 1)
+            response = AppendResult(sends, raft.append_offset(before, message.records))
         elif isinstance(message, Resign):
             action, args = "resign", {"epoch": message.epoch, **timed}
         elif isinstance(message, Tick):
@@ -116,9 +121,10 @@ class _Quorum:
             if leaders:
                 self.next_value += 1
                 self.deliver(max(leaders, key=lambda n: self.nodes[n].state.epoch), Append((f"r{self.next_value}",)))
-        elif kind == "resign":
+        elif kind == "resign":  # a leader asks to resign its epoch (``resign`` refuses any other node's call)
             n = rng.choice(sorted(VOTERS))
-            self.deliver(n, Resign(self.nodes[n].state.epoch))
+            if raft_state.leader_of(self.nodes[n].state) == n:
+                self.deliver(n, Resign(self.nodes[n].state.epoch))
         elif kind == "crash":
             self.crash(rng.choice(NODES))
         elif self.in_flight:

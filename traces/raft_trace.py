@@ -1,7 +1,7 @@
 """The raft component of trace format v1: one KRaft quorum node's view (kraft-semantics §3, KIP-595 as in Kafka 4.x).
 
 A raft trace is what ONE node (the implementation under test) received and sent. Each input is a
-message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter, bootstrap)``
+message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter, bootstrap, order)``
 (action ``vote_request``, ``fetch_response``, ... after the message's class), a timer poll (``tick``),
 a leader append (``append``), ``resign``, a crash and restart (``restart``, ``raft.restart``) or
 ``advance_clock``. The output is the list of messages the node sent (``response.sends``); Raft writes
@@ -41,7 +41,8 @@ from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require, to_json
 
 _TIMED = {"now": (int, False), "jitter": (int, False)}
-_POLLED = {**_TIMED, "bootstrap": (int, False)}  # inputs ``raft.step`` polls after: the bootstrap server's draw
+_POLLED = {**_TIMED, "bootstrap": (int, False), "order": (tuple[int, ...], False)}
+"""Inputs ``raft.step`` polls after: the bootstrap server's draw and the order of one round of requests."""
 
 
 def _message(cls: type) -> dict[str, tuple[Any, bool]]:

@@ -8,8 +8,9 @@ as one Spark task per unit (:mod:`kraftspec.traces.validate_spark`). Both run th
 reports are identical row for row. Afterwards the summary is printed and every input row is
 accounted for: the report has exactly one row per trace read (per path audited).
 
-Exit code: 0 all conformant (all logs clean), 1 a divergence (a violation), 2 an unreadable trace
-or file, or an engine that cannot start (the command's convention for bad input).
+Exit code: 0 all conformant (all logs clean), 1 a divergence (a violation), 2 an unreadable trace,
+file or log, or an engine that cannot start (the command's convention for bad input); the first
+unreadable rows are printed with file, row and reason.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
 from kraftspec.traces import validate_audit, validate_traces
+from kraftspec.traces.limits import escape_controls
 from kraftspec.traces.validate_summary import summarize
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
@@ -135,7 +137,7 @@ def validate_command(paths: list[str], engine: str = "spark", report: str = "val
     job = audit_job(paths) if audit else trace_job(paths, report)
     if not job.units:
         print(f"validate: error: no {'metadata logs' if audit else 'Parquet trace files (or no rows in them)'} found in "
-              f"{', '.join(paths)}", file=out)
+              f"{escape_controls(', '.join(paths))}", file=out)
         return EXIT_ERROR
     Path(report).parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

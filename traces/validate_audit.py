@@ -35,7 +35,10 @@ def plan(paths: Iterable[str]) -> list[dict[str, Any]]:
     units: list[dict[str, Any]] = []
     for raw in paths:
         path = Path(raw)
-        nested = sorted(p.parent for p in path.rglob(METADATA_DIR) if p.is_dir()) if path.is_dir() else []
+        try:
+            nested = sorted(p.parent for p in path.rglob(METADATA_DIR) if p.is_dir()) if path.is_dir() else []
+        except OSError:
+            nested = []  # a folder that cannot be listed: its one unit's audit reports why
         if path.is_dir() and not (path / METADATA_DIR).is_dir() and path.name != METADATA_DIR and nested:
             units.extend({"path": str(p), "location": str(p.resolve()), "rows": 1} for p in nested)
         else:

@@ -13,8 +13,12 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
+from kraftspec.traces.limits import escape_controls
+
 REASONS_SHOWN = 10
 """Distinct reasons for unreadable rows listed (the others are counted)."""
+UNREADABLE_SHOWN = 100
+"""Unreadable rows printed one per line with file, row and reason (the others are in the report's ``reason`` column)."""
 
 
 @dataclass
@@ -27,6 +31,8 @@ class Summary:
     rules: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
     steps: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    """The first :data:`UNREADABLE_SHOWN` unreadable rows as ``file row N: reason`` (audit: ``path: reason``)."""
 
     @property
     def total(self) -> int:
@@ -34,10 +40,13 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        """0 all good; traces: 1 a divergence, 2 an unreadable row; audit (as ``kraftspec audit``): 1 either."""
+        """0 all good, 1 a finding (a divergence, a violation), 2 an unreadable row or path (bad input), as
+        ``kraftspec check`` and ``kraftspec audit``."""
+        if self.verdicts["unreadable"]:
+            return 2
         if self.kind == "audit":
             return 0 if self.verdicts["ok"] == self.total else 1
-        return 2 if self.verdicts["unreadable"] else 1 if self.verdicts["divergent"] else 0
+        return 1 if self.verdicts["divergent"] else 0
 
     def line(self) -> str:
         """One line with the totals (the accounting: every row read is in exactly one verdict)."""
@@ -81,6 +90,13 @@ class Summary:
                 reasons.add_row(f"... {len(self.reasons) - REASONS_SHOWN} other reasons",
                                 str(sum(c for _, c in self.reasons.most_common()[REASONS_SHOWN:])))
             console.print(reasons)
+        if self.unreadable:
+            console.print("unreadable:", highlight=False)
+            for line in self.unreadable:
+                console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
+            more = self.verdicts["unreadable"] - len(self.unreadable)
+            if more > 0:
+                console.print(f"  ... and {more} more (the report's reason column has every one)", highlight=False)
         console.print(f"{self.line()} ({how}); report: {report}", highlight=False, soft_wrap=True)
 
 
@@ -88,19 +104,22 @@ def summarize(kind: str, report: str) -> Summary:
     """Count the verdicts, components, rules and unreadable reasons of ``report``."""
     summary = Summary(kind)
     parquet = pq.ParquetFile(report)
+    shown = summary.unreadable
     if kind == "audit":
-        for batch in parquet.iter_batches(columns=["verdict", "rules", "reason"]):
-            for verdict, rules, reason in zip(*(batch.column(i).to_pylist() for i in range(3))):
+        for batch in parquet.iter_batches(columns=["verdict", "rules", "reason", "path"]):
+            for verdict, rules, reason, path in zip(*(batch.column(i).to_pylist() for i in range(4))):
                 summary.verdicts[verdict] += 1
                 for line in (rules or "").splitlines():
                     rule, _, count = line.rpartition(":")
                     summary.rules[rule] += int(count)
                 if reason:
                     summary.reasons[reason] += 1
+                if verdict == "unreadable" and len(shown) < UNREADABLE_SHOWN:
+                    shown.append(escape_controls(f"{path}: {reason}"))
         return summary
-    for batch in parquet.iter_batches(columns=["component", "verdict", "rule", "reason", "steps"]):
-        columns = [batch.column(i).to_pylist() for i in range(5)]
-        for component, verdict, rule, reason, steps in zip(*columns):
+    for batch in parquet.iter_batches(columns=["component", "verdict", "rule", "reason", "steps", "file", "row"]):
+        columns = [batch.column(i).to_pylist() for i in range(7)]
+        for component, verdict, rule, reason, steps, file, row in zip(*columns):
             summary.verdicts[verdict] += 1
             summary.components[component or "(unknown)", verdict] += 1
             summary.steps += steps or 0
@@ -108,4 +127,6 @@ def summarize(kind: str, report: str) -> Summary:
                 summary.rules[rule] += 1
             if reason:
                 summary.reasons[reason] += 1
+            if verdict == "unreadable" and len(shown) < UNREADABLE_SHOWN:
+                shown.append(escape_controls(f"{file}{'' if row is None else f' row {row}'}: {reason}"))
     return summary

@@ -10,14 +10,16 @@ that is not Parquet are reported ``unreadable`` with the reason, never dropped.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kraftspec.traces.limits import is_regular, one_line
 from kraftspec.traces.parquet import SCHEMA as TRACE_SCHEMA
-from kraftspec.traces.parquet import from_row
+from kraftspec.traces.parquet import from_row, reason
 from kraftspec.traces.replay import Verdict, replay
 from kraftspec.traces.values import TraceError
 
@@ -41,7 +43,7 @@ BATCH_ROWS = 256
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return one_line(text)
 
 
 def parquet_files(paths: Iterable[str]) -> Iterator[str]:
@@ -58,17 +60,17 @@ def plan(paths: Iterable[str]) -> list[dict[str, Any]]:
     """The units of ``paths`` (read from the Parquet footers only): one per row group, one per unreadable file."""
     units: list[dict[str, Any]] = []
     for file in parquet_files(paths):
-        if not Path(file).is_file():
-            units.append(_file_unit(file, "no such file"))
+        if not is_regular(file):  # never a FIFO or a device: it could block the job
+            units.append(_file_unit(file, "no such file" if not os.path.lexists(file) else "not a regular file"))
             continue
         try:
             metadata = pq.ParquetFile(file).metadata
-        except (pa.ArrowException, OSError) as exc:
-            units.append(_file_unit(file, f"not a readable Parquet file: {exc}"))
+            groups = [metadata.row_group(group).num_rows for group in range(metadata.num_row_groups)]
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowException, OSError, UnicodeDecodeError...
+            units.append(_file_unit(file, f"not a readable Parquet file: {reason(exc)}"))
             continue
         first = 0
-        for group in range(metadata.num_row_groups):
-            rows = metadata.row_group(group).num_rows
+        for group, rows in enumerate(groups):
             units.append({"file": file, "location": str(Path(file).resolve()), "group": group, "first_row": first,
                           "rows": rows, "error": None})
             first += rows
@@ -124,6 +126,10 @@ def judge_row(row: dict[str, Any], file: str, index: int, out: _Rows) -> None:
     except TraceError as exc:
         out.unreadable(file, index, str(exc), trace_id=trace_id, component=component)
         return
+    except Exception as exc:  # noqa: BLE001 - a defect of the decoder on this input: reported, the job goes on
+        out.unreadable(file, index, f"the decoder failed: {type(exc).__name__}: {exc}", trace_id=trace_id,
+                       component=component)
+        return
     try:
         verdict = replay(trace)
     except Exception as exc:  # a defect of the reference on this input: reported, the job goes on
@@ -151,10 +157,11 @@ def validate_unit(unit: dict[str, Any], batch_rows: int = BATCH_ROWS) -> Iterato
             out = _Rows()
             for offset in range(min(batch.num_rows, rows - done)):
                 judge_row({name: values[offset] for name, values in columns.items()}, file, first + done + offset, out)
+            report = out.batch()  # before counting: a row that cannot be written is accounted for below
             done += len(out)
-            yield out.batch()
-    except (pa.ArrowException, OSError) as exc:
-        error = f"row group {unit['group']} (rows {first}-{first + rows - 1}) unreadable: {exc}"
+            yield report
+    except Exception as exc:  # noqa: BLE001 - any failure of pyarrow on these bytes (invalid UTF-8 included)
+        error = f"row group {unit['group']} (rows {first}-{first + rows - 1}) unreadable: {reason(exc)}"
     if done < rows:  # the rest of the row group is accounted for, never dropped
         out = _Rows()
         for index in range(first + done, first + rows):

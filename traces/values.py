@@ -17,10 +17,15 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import PersistentMap
+from kraftspec.traces.limits import escape_controls, quote
 
 
 class TraceError(ValueError):
-    """A trace that cannot be read: the message names the JSON path of the offending value."""
+    """A trace that cannot be read: the message names the JSON path of the offending value (control characters
+    taken from the input are escaped, so the message is one line)."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(escape_controls(str(message)))
 
 
 def _type_name(value: object) -> str:
@@ -83,7 +88,7 @@ def _error(value: object, path: str) -> Errors:
         return Errors[value]
     if isinstance(value, int) and not isinstance(value, bool) and value in set(Errors):
         return Errors(value)
-    raise TraceError(f"{path}: unknown error code {value!r}")
+    raise TraceError(f"{path}: unknown error code {quote(value)}")
 
 
 def _scalar(kind: type, name: str) -> Decoder:
@@ -127,7 +132,7 @@ def _dataclass_decoder(cls: type) -> Decoder:
         if not isinstance(value, dict):
             raise TraceError(f"{path}: expected an object, got {_type_name(value)}")
         if not names.issuperset(value):
-            raise TraceError(f"{path}: unknown field {sorted(set(value) - names)[0]!r} for {cls.__name__}")
+            raise TraceError(f"{path}: unknown field {quote(sorted(set(value) - names)[0])} for {cls.__name__}")
         if not plan:  # resolved on first use: a dataclass may refer to itself
             plan.extend((name, decoder(hints[name]), hints[name] if hints[name] in _SCALARS else None, required)
                         for name, required in fields)

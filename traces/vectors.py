@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, Iterable, Iterator, Optional, TextIO
 
 from kraftspec.reference import broker
 from kraftspec.traces import broker_replay
 from kraftspec.traces.broker_trace import ACTIONS, BROKER
 from kraftspec.traces.format import Trace, step_to_json
+from kraftspec.traces.limits import LimitError, describe_os_error, escape_controls, is_regular, loads, one_line, open_regular, quote
 from kraftspec.traces.values import to_json
 
 MANIFEST = "manifest.json"
@@ -113,34 +115,115 @@ class VerifyReport:
         return not (self.unread or self.mismatched or self.missing or self.unlisted)
 
 
+class VectorsError(ValueError):
+    """A manifest or read log that cannot be used: ``file``, where in it (``line N`` or a JSON path) and why (one
+    line, control characters from the input escaped)."""
+
+    def __init__(self, file: Path, where: str, message: str) -> None:
+        super().__init__(escape_controls(f"{file}{': ' + where if where else ''}: {message}"))
+
+
+MAX_MANIFEST_BYTES = 256 << 20
+"""A manifest or read log larger than this is refused before it is read (the bundled vectors' is about 1 MB)."""
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _read_text(path: Path) -> str:
+    """A manifest or read log: a regular UTF-8 file of at most :data:`MAX_MANIFEST_BYTES`."""
+    try:
+        with open_regular(path) as f:
+            raw = f.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as exc:
+        raise VectorsError(path, "", f"cannot read: {describe_os_error(exc)}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise VectorsError(path, "", f"larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VectorsError(path, f"byte {exc.start}", "not UTF-8 text") from None
+
+
+def _within(root: Path, relative: str) -> bool:
+    """Whether ``relative`` names a path inside ``root`` (no absolute path, no ``..`` climbing out of it)."""
+    path = Path(relative)
+    return bool(relative) and not path.is_absolute() and ".." not in path.parts and "\x00" not in relative
+
+
+def load_manifest(folder: Path) -> dict[str, str]:
+    """The manifest's files as path -> sha256, every entry checked: a :class:`VectorsError` names the bad one."""
+    where = folder / MANIFEST
+    text = _read_text(where)
+    try:
+        manifest = loads(text)
+    except json.JSONDecodeError as exc:
+        raise VectorsError(where, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except LimitError as exc:
+        raise VectorsError(where, "", str(exc)) from None
+    if not isinstance(manifest, dict):
+        raise VectorsError(where, "", "expected a JSON object")
+    if manifest.get("format") != FORMAT:
+        raise VectorsError(where, "format", f"expected {FORMAT!r}, got {quote(manifest.get('format'))}")
+    files = manifest.get("files")
+    if not isinstance(files, list):
+        raise VectorsError(where, "files", "missing, or not an array of {\"path\", \"sha256\"} objects")
+    listed: dict[str, str] = {}
+    for i, entry in enumerate(files):
+        if not isinstance(entry, dict):
+            raise VectorsError(where, f"files[{i}]", "expected an object with \"path\" and \"sha256\"")
+        path, digest = entry.get("path"), entry.get("sha256")
+        if not isinstance(path, str) or not _within(folder, path):
+            raise VectorsError(where, f"files[{i}].path", f"expected a relative path inside the folder, got {quote(path)}")
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise VectorsError(where, f"files[{i}].sha256", f"expected 64 lowercase hex digits, got {quote(digest)}")
+        if path in listed:
+            raise VectorsError(where, f"files[{i}].path", f"{quote(path)} is listed twice")
+        listed[path] = digest
+    return listed
+
+
+def _sha256(file: Path) -> Optional[str]:
+    """The sha256 of a regular file, read in chunks; None if it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open_regular(file) as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def _read_log(folder: Path, log: Path) -> set[str]:
     """The files a consumer run opened, as paths relative to ``folder`` (lines outside it are kept as given)."""
     read = set()
     root = folder.resolve()
-    for line in log.read_text().splitlines():
+    for number, line in enumerate(_read_text(log).splitlines(), start=1):
         line = line.strip()
         if not line:
             continue
+        if "\x00" in line:
+            raise VectorsError(log, f"line {number}", "a NUL character in a path")
         path = Path(line) if Path(line).is_absolute() else root / line
         try:
             read.add(path.resolve().relative_to(root).as_posix())
-        except ValueError:
+        except (ValueError, OSError, RuntimeError):  # outside the folder, or unresolvable (a symlink loop)
             read.add(line)
     return read
 
 
 def verify(folder: Path, read_log: Path) -> VerifyReport:
-    """Check ``folder`` against its manifest and ``read_log`` (one opened file per line)."""
-    manifest = json.loads((folder / MANIFEST).read_text())
-    listed = {entry["path"]: entry["sha256"] for entry in manifest["files"]}
+    """Check ``folder`` against its manifest and ``read_log`` (one opened file per line); a manifest or read log
+    that cannot be used raises :class:`VectorsError`."""
+    listed = load_manifest(folder)
     read = _read_log(folder, read_log)
     report = VerifyReport(len(listed))
     for path, digest in sorted(listed.items()):
         file = folder / path
-        if not file.is_file():
+        actual = _sha256(file) if is_regular(file) else None
+        if actual is None:
             report.missing.append(path)
             continue
-        if hashlib.sha256(file.read_bytes()).hexdigest() != digest:
+        if actual != digest:
             report.mismatched.append(path)
         if path not in read:
             report.unread.append(path)
@@ -157,14 +240,18 @@ def vectors_command(folder: str, traces: list[str], verify_log: str | None, out:
     """
     target = Path(folder)
     if verify_log is not None:
-        if not (target / MANIFEST).is_file() or not Path(verify_log).is_file():
-            missing = target / MANIFEST if not (target / MANIFEST).is_file() else verify_log
-            print(f"kraftspec vectors: {missing}: no such file", file=out)
+        for required in (target / MANIFEST, Path(verify_log)):
+            if not required.exists():
+                print(f"kraftspec vectors: {escape_controls(str(required))}: no such file", file=out)
+                return EXIT_ERROR
+        try:
+            report = verify(target, Path(verify_log))
+        except VectorsError as exc:
+            print(f"kraftspec vectors: {exc}", file=out)
             return EXIT_ERROR
-        report = verify(target, Path(verify_log))
         for kind in ("unread", "mismatched", "missing", "unlisted"):
             for path in getattr(report, kind):
-                print(f"{kind}: {target / path}", file=out)
+                print(f"{kind}: {escape_controls(str(target / path))}", file=out)
         print(f"vectors {target}: {report.files} files in the manifest, {len(report.unread)} never read, "
               f"{len(report.mismatched)} with a wrong sha256, {len(report.missing)} missing, "
               f"{len(report.unlisted)} not in the manifest", file=out)
@@ -175,15 +262,20 @@ def vectors_command(folder: str, traces: list[str], verify_log: str | None, out:
     read: list[Trace] = []
     unreadable = 0
     for source in sources:
-        if not Path(source).is_file():
-            print(f"{source}: error: no such file", file=out)
+        if not is_regular(source):
+            print(f"{escape_controls(source)}: error: {'no such file' if not Path(source).exists() else 'not a regular file'}",
+                  file=out)
             unreadable += 1
             continue
         for line, item in read_jsonl(source):
-            if isinstance(item, Trace):
+            if isinstance(item, Trace) and item.component == BROKER.name:
                 read.append(item)
+            elif isinstance(item, Trace):
+                print(f"{escape_controls(source)}:{line}: error: a {item.component} trace: vectors are exported from "
+                      f"broker traces only", file=out)
+                unreadable += 1
             else:
-                print(f"{source}:{line}: error: {' '.join(str(item).split())}", file=out)
+                print(f"{escape_controls(source)}:{line}: error: {one_line(str(item))}", file=out)
                 unreadable += 1
     manifest = export(target, read, source=", ".join(Path(s).name for s in sources))
     rules = ", ".join(f"{rule} {count}" for rule, count in sorted(manifest["per_rule"].items()))

@@ -89,6 +89,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
     """Run CrossHair over the contracts of each component."""
     from kraftspec.prove import PROOF_MODULES, prove
 
+    unknown = [c for c in args.components if c not in PROOF_MODULES]
+    if unknown:
+        raise KeyError(f"unknown component {unknown[0]!r}; known: {', '.join(sorted(PROOF_MODULES))}")
     counts = {"confirmed": 0, "refuted": 0, "unknown": 0}
     for result in prove(args.components or list(PROOF_MODULES), args.per_condition_timeout):
         counts[result.verdict] += 1
@@ -111,6 +114,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from kraftspec.traces.metalog.audit import audit_command
     from kraftspec.traces.metalog.corpus import data_dirs
 
+    if args.quorum:  # the replicas' logs against each other (kraftspec.traces.metalog.quorum)
+        from kraftspec.traces.metalog.quorum import quorum_command
+        return quorum_command(args.paths, as_json=args.json)
     paths = args.paths or [str(p) for p in data_dirs()]
     return audit_command(paths, as_json=args.json)
 
@@ -122,6 +128,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         return check_with_tlc(args.traces, as_json=args.json)
     from kraftspec.traces.check import check_command
     return check_command(args.traces, as_json=args.json)
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    """Real Kafka KRaft clusters on 127.0.0.1: fault scenarios, each followed by the audits and the live answers."""
+    from kraftspec.cluster.command import cluster_command
+    return cluster_command(args.action, args.kafka, args.layout, args.scenarios, args.seed, args.dir, args.keep,
+                           args.json, tool=not args.no_tool)
+
+
+def cmd_conform(args: argparse.Namespace) -> int:
+    """Give each trace's inputs to Apache Kafka's own code and judge Kafka's outputs with the reference."""
+    from kraftspec.harness.conform import conform_command
+    return conform_command(args.traces, args.kafka, as_json=args.json, record=args.record)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -248,11 +267,33 @@ def build_parser() -> argparse.ArgumentParser:
     audit = add("audit", cmd_audit, "audit KRaft metadata logs (data directories, .log or .checkpoint files)")
     audit.add_argument("paths", nargs="*", help="data directories or files (default: the bundled corpus)")
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
+    audit.add_argument("--quorum", action="store_true",
+                       help="quorum audit: check the replicas' metadata logs (DIR...: every replica's data directory, "
+                            "or a folder holding them) against each other")
+    cluster = add("cluster", cmd_cluster, "start a real Apache Kafka KRaft cluster on 127.0.0.1 (jars fetched with "
+                  "Maven), run seeded fault scenarios, and audit it and compare its live answers after each")
+    cluster.add_argument("action", choices=["run", "fetch", "list"],
+                         help="run: start, run the scenarios, check, stop; fetch: only fetch the jars; list: scenarios")
+    cluster.add_argument("scenarios", nargs="*", help="scenario names (default: all of the layout's; see `list`)")
+    cluster.add_argument("--kafka", default="4.3.1", metavar="VERSION", help="the Kafka version (default 4.3.1)")
+    cluster.add_argument("--layout", choices=["separate", "combined"], default="separate",
+                         help="separate: 3 controllers + 3 brokers (default); combined: 3 broker+controller nodes")
+    cluster.add_argument("--seed", type=int, default=0, help="the seed (scenario i gets seed+i; printed)")
+    cluster.add_argument("--dir", help="the cluster's folder (default: a new temporary one, removed when all is OK)")
+    cluster.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    cluster.add_argument("--json", action="store_true", help="print the summary as JSON")
+    cluster.add_argument("--no-tool", action="store_true", help="skip the kafka-cluster list-endpoints runs (faster)")
     check = add("check", cmd_check, "replay traces (.jsonl, .jsonl.gz, .parquet) through the reference")
     check.add_argument("traces", nargs="+", metavar="TRACES", help="trace files")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--with-tlc", action="store_true",
                        help="also validate each trace against the TLA+ spec with TLC; report both verdicts side by side")
+    conform = add("conform", cmd_conform, "apply each trace's inputs to Apache Kafka's own classes (a JVM harness "
+                  "built from Kafka's released jars) and judge Kafka's outputs with the reference")
+    conform.add_argument("traces", nargs="+", metavar="TRACES", help="trace files (.jsonl, .jsonl.gz, .parquet)")
+    conform.add_argument("--kafka", default="4.3.1", metavar="VERSION", help="the Kafka version (default 4.3.1)")
+    conform.add_argument("--json", action="store_true", help="print the report as JSON")
+    conform.add_argument("--record", metavar="OUT.jsonl", help="also write Kafka's runs as traces (kraftspec check replays them)")
     generate = add("generate", cmd_generate, "write seeded simulated or TLA+-recorded traces")
     generate.add_argument("kind", choices=["sim", "tla"], help="sim: simulation on the reference; tla: TLC's state graph")
     generate.add_argument("--traces", type=int, default=100, help="simulations, or random walks for tla (default 100)")
@@ -309,13 +350,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         apply_from_environment()
         return int(args.handler(args))
     except KeyError as exc:  # unknown component or mutant: the message says which exist
-        print(f"kraftspec: {exc.args[0]}", file=sys.stderr)
+        text = str(exc.args[0]) if exc.args else ""
+        if "known: " not in text and "has no agreement model" not in text:
+            return _internal_error(exc)  # a defect, not a user's typo: never printed as a bare `'key'`
+        print(f"kraftspec: {_escape(text)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly, as a Unix filter does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit flush cannot fail again
         return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - never a traceback, and never exit 1 (a finding) for a crash
+        return _internal_error(exc)
+
+
+def _escape(text: str) -> str:
+    from kraftspec.traces.limits import one_line
+
+    return one_line(text)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """A failure no command turned into a message (a defect of kraftspec on this input): one paragraph, exit 2."""
+    detail = _escape(f"{type(exc).__name__}: {exc}")
+    print(f"kraftspec: internal error: {detail[:2000]} (exit 2: an error, not a finding; please report it with the "
+          f"input that caused it)", file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":

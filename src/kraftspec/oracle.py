@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Union
@@ -21,7 +23,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Union
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from kraftspec.models.broker_strategies import BROKER_IDS, registration_request
+from kraftspec.models.broker_strategies import BROKER_IDS, directory_of, registration_request
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.traces import replay as replay_module
 from kraftspec.traces.check import describe
@@ -131,7 +133,9 @@ class Adapter(Protocol):
     ``reset`` starts it afresh from a trace's ``initial`` object (``{"standard": NAME}`` or
     ``{"explicit": {...}}``). ``step`` takes an input (``{"action": ..., ...arguments}``) and returns
     what the implementation did: any of ``response`` (the fields it exposes), ``records`` (every
-    record written, with offsets) and ``post`` (post-state fields); what it leaves out is not compared.
+    record written, with offsets) and ``post`` (post-state fields); what it leaves out is not compared. Where the
+    implementation made a choice that the input leaves open (which stale broker it fenced, say), it may return
+    ``input``: the input with that choice stated, which the reference then takes too.
     """
 
     def reset(self, initial: Mapping[str, Any]) -> None: ...
@@ -175,7 +179,7 @@ class Differential:
         if replay_module.check_step(self.component, self.position.state, self.position.clock, bare)[0] is None:
             return None
         output = dict(self.adapter.step(dict(input)))
-        obj: dict[str, Any] = {"input": dict(input)}
+        obj: dict[str, Any] = {"input": dict(output.pop("input", input))}  # the adapter may state a choice it made
         if "response" in output or "records" in output:
             obj["output"] = {key: output[key] for key in ("response", "records") if key in output}
         if "post" in output:
@@ -193,21 +197,36 @@ class Differential:
         return checked
 
 
+ALL_BROKER_ACTIONS: tuple[str, ...] = (
+    "register_broker", "heartbeat", "heartbeat_timed_out", "advance_clock", "fence_stale_broker", "unregister_broker",
+    "create_topic", "log_advanced", "failover", "deactivate", "activate")
+"""Every broker action :func:`broker_machine` has a rule for (its default ``actions`` are the first five of them)."""
+
+
 def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = EMPTY_BROKER_CLUSTER,
                    actions: tuple[str, ...] = ("register_broker", "heartbeat", "advance_clock", "fence_stale_broker",
-                                               "unregister_broker")) -> type[RuleBasedStateMachine]:
+                                               "unregister_broker"),
+                   variety: bool = False) -> type[RuleBasedStateMachine]:
     """A Hypothesis state machine that drives ``adapter()`` and the reference with the same broker inputs.
 
     Rules: ``register_broker`` (incarnations 1–3, sometimes the wrong cluster id or the previous
     epoch), ``heartbeat`` (the current epoch or a stale one, a metadata offset near the log end, the
     fence and shut-down wishes), ``advance_clock``, ``fence_stale_broker`` and ``unregister_broker``,
-    each only if named in ``actions``. Run it as ``TestX = broker_machine(MyAdapter).TestCase``; a
-    disagreement fails with :class:`DivergenceError` and Hypothesis prints the shrunk sequence.
+    ``heartbeat_timed_out``, ``create_topic`` (topics foo, bar, foo.bar, foo_bar and two names Kafka refuses;
+    manual assignments of brokers 1–4, mostly well-formed; the unclean-election and min.insync.replicas
+    configs), ``log_advanced``, ``failover``, ``deactivate`` and ``activate``, each only if named in ``actions``
+    (:data:`ALL_BROKER_ACTIONS` names them all). ``variety`` adds rules that reach the error paths: registrations
+    with every malformed directory list and feature range, at request versions 0–4, as a ZooKeeper broker,
+    unauthorized; heartbeats reporting offline or cordoned log directories, or unauthorized; unauthorized
+    unregistrations.
+    Run it as ``TestX = broker_machine(MyAdapter).TestCase``; a disagreement fails with :class:`DivergenceError`
+    and Hypothesis prints the shrunk sequence.
     """
     enabled = set(actions)
     unknown = enabled - set(REPLAYERS["broker"].ACTIONS)
     if unknown:
         raise ValueError(f"unknown broker action(s) {sorted(unknown)} (known: {', '.join(REPLAYERS['broker'].ACTIONS)})")
+    leadership = [kind for kind in ("failover", "activate", "deactivate") if kind in enabled]
 
     class BrokerDifferential(RuleBasedStateMachine):
         """The reference and an implementation given the same broker inputs (see :func:`broker_machine`)."""
@@ -231,6 +250,7 @@ def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = 
             previous = existing.epoch if clean and existing is not None else -1
             request = to_json(registration_request(broker_id, incarnation, previous, self._state.metadata_version))
             request["cluster_id"] = "someOtherClusterIdAAAA" if wrong_cluster else self._state.cluster_id
+            _support_finalized_features(request, self._state)
             self._send("register_broker", request=request)
 
         @precondition(lambda self: "heartbeat" in enabled)
@@ -259,5 +279,139 @@ def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = 
         def unregister_broker(self, broker_id: int) -> None:
             self._send("unregister_broker", broker_id=broker_id)
 
+        # the rules below exist only where enabled: a rule that is never enabled would still change how Hypothesis
+        # draws and shrinks the machines that leave it out
+        if "heartbeat_timed_out" in enabled:
+            @rule(broker_id=st.sampled_from(BROKER_IDS), stale=st.booleans(), behind=st.integers(-1, 3))
+            def heartbeat_timed_out(self, broker_id: int, stale: bool, behind: int) -> None:
+                existing = self._state.brokers.get(broker_id)
+                epoch = -1 if existing is None else existing.epoch - 1 if stale else existing.epoch
+                self._send("heartbeat_timed_out", request={
+                    "broker_id": broker_id, "broker_epoch": epoch,
+                    "current_metadata_offset": max(-1, self._state.next_offset - 1 - behind),
+                    "want_fence": False, "want_shut_down": False})
+
+        if "create_topic" in enabled:
+            @rule(name=st.sampled_from(_TOPIC_NAMES), assignments=_assignments(), unclean=st.booleans(),
+                  min_isr=st.sampled_from((1, 1, 2, 3)))
+            def create_topic(self, name: str, assignments: list[list[int]], unclean: bool, min_isr: int) -> None:
+                self._send("create_topic", topic={"name": name, "topic_id": _topic_id(name),
+                                                  "unclean_leader_election_enable": unclean,
+                                                  "min_insync_replicas": min_isr},
+                           assignments=assignments)
+
+        if "log_advanced" in enabled:
+            @rule(by=st.integers(1, 3))
+            def log_advanced(self, by: int) -> None:
+                self._send("log_advanced", next_offset=self._state.next_offset + by)
+
+        if leadership:
+            @rule(kind=st.sampled_from(("failover", "failover", "failover", "activate", "activate", "deactivate")))
+            def leadership_change(self, kind: str) -> None:
+                self._send(kind if kind in leadership else leadership[0])
+
+        if variety and "register_broker" in enabled:
+            @rule(broker_id=st.sampled_from(BROKER_IDS), incarnation=st.integers(1, 3),
+                  variant=st.sampled_from(_REGISTRATION_VARIANTS), version=st.sampled_from((0, 1, 2, 3, 4, 4, 4)),
+                  authorized=st.sampled_from((True, True, True, False)))
+            def register_broker_variant(self, broker_id: int, incarnation: int, variant: str, version: int,
+                                        authorized: bool) -> None:
+                request = to_json(registration_request(broker_id, incarnation, -1, self._state.metadata_version))
+                request.update(cluster_id=self._state.cluster_id, version=version)
+                _support_finalized_features(request, self._state)
+                _vary_registration(request, variant, self._state)
+                self._send("register_broker", request=request, **({} if authorized else {"authorized": False}))
+
+        if variety and "heartbeat" in enabled:
+            @rule(broker_id=st.sampled_from(BROKER_IDS), behind=st.integers(-1, 3), want_fence=st.booleans(),
+                  want_shut_down=st.booleans(), offline=st.sampled_from(("own", "other", "both", "none", "none")),
+                  cordoned=st.sampled_from(("own", "other", "both", "none", None, None)),
+                  authorized=st.sampled_from((True, True, False)))
+            def heartbeat_variant(self, broker_id: int, behind: int, want_fence: bool, want_shut_down: bool,
+                                  offline: str, cordoned: Optional[str], authorized: bool) -> None:
+                existing = self._state.brokers.get(broker_id)
+                own = [directory_of(broker_id)] if existing is None else list(existing.log_dirs)
+                dirs = {"own": own, "other": [directory_of(broker_id % 3 + 1)],
+                        "both": own + [directory_of(broker_id + 10)], "none": []}
+                request = {"broker_id": broker_id, "broker_epoch": -1 if existing is None else existing.epoch,
+                           "current_metadata_offset": max(-1, self._state.next_offset - 1 - behind),
+                           "want_fence": want_fence, "want_shut_down": want_shut_down,
+                           "offline_log_dirs": dirs[offline]}
+                if cordoned is not None:
+                    request["cordoned_log_dirs"] = dirs[cordoned]
+                self._send("heartbeat", request=request, **({} if authorized else {"authorized": False}))
+
+        if variety and "unregister_broker" in enabled:
+            @rule(broker_id=st.sampled_from(BROKER_IDS), authorized=st.sampled_from((True, False)))
+            def unregister_broker_variant(self, broker_id: int, authorized: bool) -> None:
+                self._send("unregister_broker", broker_id=broker_id, **({} if authorized else {"authorized": False}))
+
     return BrokerDifferential
+
+
+_TOPIC_NAMES = ("foo", "foo", "bar", "bar", "foo.bar", "foo_bar", "bad name!", "__cluster_metadata")
+_REGISTRATION_VARIANTS = ("plain", "no_dirs", "reserved_dir", "duplicate_dir", "other_broker_dir", "two_dirs",
+                          "no_metadata_version", "metadata_version_too_new", "metadata_version_too_old",
+                          "unknown_feature", "unsupported_feature", "elr_feature", "migrating_zk", "rack",
+                          "listeners", "wrong_cluster")
+
+
+def _topic_id(name: str) -> str:
+    """A topic id derived from the name (an implementation that draws its own states it instead)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(name.encode()).digest()[:16]).decode().rstrip("=")
+
+
+@st.composite
+def _assignments(draw: st.DrawFn) -> list[list[int]]:
+    """Manual replica assignments: mostly one replication factor and distinct registered-looking brokers."""
+    if draw(st.integers(0, 5)) == 0:  # anything: empty lists, repeats, broker 4, mixed replication factors
+        return draw(st.lists(st.lists(st.sampled_from(BROKER_IDS + (4,)), max_size=3), min_size=1, max_size=3))
+    factor = draw(st.integers(1, len(BROKER_IDS)))
+    return draw(st.lists(st.permutations(BROKER_IDS).map(lambda p: list(p[:factor])), min_size=1, max_size=3))
+
+
+def _support_finalized_features(request: dict[str, Any], state: Any) -> None:
+    """A registration supporting every finalized feature besides metadata.version too (from level 0 up to it)."""
+    listed = {feature["name"] for feature in request["features"]}
+    for name, level in sorted(state.finalized_features.items()):
+        if name not in listed and level:
+            request["features"].append({"name": name, "min_supported": 0, "max_supported": level})
+
+
+def _vary_registration(request: dict[str, Any], variant: str, state: Any) -> None:
+    """``request`` (a well-formed registration's JSON) changed the way ``variant`` names."""
+    broker_id, level = request["broker_id"], state.metadata_version
+    if variant == "no_dirs":
+        request["log_dirs"] = []
+    elif variant == "reserved_dir":
+        request["log_dirs"] = ["AAAAAAAAAAAAAAAAAAAAAQ"]  # DirectoryId.LOST
+    elif variant == "duplicate_dir":
+        request["log_dirs"] = [directory_of(broker_id)] * 2
+    elif variant == "other_broker_dir":
+        request["log_dirs"] = [directory_of(broker_id % 3 + 1)]
+    elif variant == "two_dirs":
+        request["log_dirs"] = [directory_of(broker_id + 10), directory_of(broker_id)]
+    elif variant == "no_metadata_version":
+        request["features"] = []
+    elif variant == "metadata_version_too_new":
+        request["features"] = [{"name": "metadata.version", "min_supported": level + 1, "max_supported": level + 2}]
+    elif variant == "metadata_version_too_old":
+        request["features"] = [{"name": "metadata.version", "min_supported": 1, "max_supported": level - 1}]
+    elif variant == "unknown_feature":
+        request["features"] = request["features"] + [{"name": "kraftspec.version", "min_supported": 0,
+                                                      "max_supported": 1}]
+    elif variant == "unsupported_feature":
+        request["features"] = request["features"] + [{"name": "kraftspec.version", "min_supported": 1,
+                                                      "max_supported": 1}]
+    elif variant == "elr_feature":
+        request["features"] = request["features"] + [{"name": "eligible.leader.replicas.version", "min_supported": 0,
+                                                      "max_supported": 1}]
+    elif variant == "migrating_zk":
+        request["is_migrating_zk_broker"] = True
+    elif variant == "rack":
+        request["rack"] = f"rack-{broker_id % 2}"
+    elif variant == "listeners":
+        request["listeners"] = [{"name": "PLAINTEXT", "host": f"broker{broker_id}", "port": 9092, "security_protocol": 0}]
+    elif variant == "wrong_cluster":
+        request["cluster_id"] = "someOtherClusterIdAAAA"
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import struct
 import sys
 from collections import Counter
+from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -20,12 +22,14 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress as RichProgress, TransferSpeedColumn
 
 from kraftspec.reference.broker_registration import ReplayError
+from kraftspec.traces.limits import describe_os_error, escape_controls, is_regular, open_regular
 from kraftspec.traces.metalog import raft_rules as R
 from kraftspec.traces.metalog.control import ABORT, COMMIT, LEADER_CHANGE, control_type, decode_control
 from kraftspec.traces.metalog.convert import to_record
 from kraftspec.traces.metalog.errors import DecodeError, LogFormatError
 from kraftspec.traces.metalog.files import (
     METADATA_TOPIC_ID,
+    is_uuid_cluster_id,
     read_leader_epoch_checkpoint,
     read_meta_properties,
     read_partition_metadata,
@@ -144,7 +148,7 @@ class _LogAudit:
             self._read_snapshot(path, epoch, f"ends at {end}, {why}: structure checked, not compared")
 
     def _read_snapshot(self, path: str, epoch: int, note: str) -> Optional[Snapshot]:
-        file = FileReport(path, "snapshot", note=note, size=os.path.getsize(path))
+        file = FileReport(path, "snapshot", note=note, size=_size(Path(path)))
         self.report.files.append(file)
         try:
             snap = read_snapshot(path, epoch)
@@ -193,13 +197,17 @@ class _LogAudit:
         is closed (first batch, LeaderChange due); ``self.next_offset`` / ``self.last_timestamp`` are brought up
         to date before each :meth:`batch`.
         """
-        name_offset = int(Path(path).name.split(".")[0])
+        name_offset = segment_offset(Path(path).name)  # None: a lone file whose name is not an offset
         progress, noop_size = self.progress, NOOP_BATCH_SIZE
         expected: Optional[int] = None
         stamp, snapshot_due = self.last_timestamp, self.snapshot_due
         lengths = b""  # batchLength and partitionLeaderEpoch of a NoOp batch in the running epoch (once it is known)
         batches, general, records, size = 0, 0, 0, NOOP_RUN_FIRST
-        with open(path, "rb") as f:
+        try:
+            f = open_regular(path)  # a regular file only: a FIFO named like a segment never blocks the audit
+        except OSError as exc:
+            raise LogFormatError(path, 0, f"cannot read: {describe_os_error(exc)}") from None
+        with f:
             for buf, buf_offset, starts, end in read_chunks(f, path):
                 batches += len(starts)
                 view, i, count = memoryview(buf), 0, len(starts)
@@ -221,7 +229,7 @@ class _LogAudit:
                         self.next_offset = expected
                     self.last_timestamp = stamp
                     if general == 0:  # the segment's first batch (the fast path opens after it)
-                        if batch.base_offset != name_offset:
+                        if name_offset is not None and batch.base_offset != name_offset:
                             self.violation(path, batch.base_offset, R.SEGMENT_NAME_MATCHES_BASE_OFFSET,
                                            f"segment named {name_offset} starts at offset {batch.base_offset}")
                         if self.next_offset is None:
@@ -241,8 +249,10 @@ class _LogAudit:
         noops = batches - general
         self.counts[NOOP_NAME] += noops
         file.batches, file.records = batches, records + noops
+        if name_offset is None:
+            file.note = "file name is not an offset: segment_name_matches_base_offset not checked"
         if batches == 0:
-            if self.next_offset is not None and name_offset != self.next_offset:
+            if self.next_offset is not None and name_offset is not None and name_offset != self.next_offset:
                 self.violation(path, name_offset, R.SEGMENT_NAME_MATCHES_BASE_OFFSET,
                                f"empty segment named {name_offset}, the log continues at {self.next_offset}")
             file.note = "empty segment"
@@ -268,9 +278,10 @@ class _LogAudit:
                                f"batch epoch {batch.leader_epoch} after epoch {self.epoch}")
             self.report.raft_epochs.append((batch.leader_epoch, base, None))
             self.epoch = batch.leader_epoch
-        records = batch.records()
+        records = batch.iter_records()  # streamed: a batch's records are never held at once
+        first = next(records, None)
         if (new_epoch and not first_of_log) or self.leader_change_due or (first_of_log and base == 0):
-            if batch.is_control and records and self._control_type(batch, records[0]) == LEADER_CHANGE:
+            if batch.is_control and first is not None and self._control_type(batch, first) == LEADER_CHANGE:
                 self.leader_change_due = False
             elif first_of_log:
                 self.leader_change_due = True
@@ -278,8 +289,9 @@ class _LogAudit:
                 self.violation(path, base, R.EPOCH_STARTS_WITH_LEADER_CHANGE,
                                f"epoch {batch.leader_epoch} begins without a LeaderChange control record")
                 self.leader_change_due = False
-        expected, judge = base, self.control if batch.is_control else self.data
-        for rec in records:
+        expected, judge, count = base, self.control if batch.is_control else self.data, 0
+        for rec in chain((first,), records) if first is not None else ():
+            count += 1
             if rec.offset != expected:
                 self.violation(path, rec.offset, R.OFFSETS_CONTIGUOUS, f"record offset {rec.offset}, expected {expected}")
             expected = rec.offset + 1
@@ -288,7 +300,7 @@ class _LogAudit:
             judge(batch, rec)
             self.last_timestamp = rec.timestamp
         self.next_offset = base + batch.last_offset_delta + 1
-        return len(records)
+        return count
 
     def _control_type(self, batch: Batch, rec: Any) -> int:
         try:
@@ -410,21 +422,51 @@ def noop_run(view: memoryview, pos: int, count: int, expected: int, lengths: byt
 # ---------------------------------------------------------------------------------------------------
 # Directories.
 
+SEGMENT_NAME = re.compile(r"([0-9]{1,20})\.log")
+"""A log segment's name: its base offset in ASCII digits (Kafka writes 20; ``str.isdigit`` would also take '²')."""
+
+
+def segment_offset(name: str) -> Optional[int]:
+    """The base offset a segment file name states, or None if the name is not ``<digits>.log``."""
+    match = SEGMENT_NAME.fullmatch(name)
+    return None if match is None else int(match.group(1))
+
+
 def _files_report(directory: Path, handled: set[Path], report: DirectoryReport) -> None:
-    """Account for every other entry of ``directory``: known non-metadata files and other partitions are skipped."""
+    """Account for every other entry of ``directory``: known non-metadata files and other partitions are skipped,
+    and so is anything that is not a regular file (a FIFO, socket or device is never opened)."""
     for entry in sorted(directory.iterdir()):
         if entry in handled:
             continue
         if entry.is_dir():
             report.files.append(FileReport(str(entry), "directory", status="skipped", note="not the metadata partition"))
             continue
+        if not is_regular(entry):
+            report.files.append(FileReport(str(entry), "other", status="skipped", note=_not_regular(entry)))
+            continue
         reason = next((why for suffix, why in SKIPPED.items() if entry.name.endswith(suffix)), "unknown file")
-        report.files.append(FileReport(str(entry), "other", status="skipped", note=reason, size=entry.stat().st_size))
+        report.files.append(FileReport(str(entry), "other", status="skipped", note=reason, size=_size(entry)))
+
+
+def _not_regular(path: Path) -> str:
+    try:
+        with open_regular(path):
+            pass
+    except OSError as exc:
+        return describe_os_error(exc)
+    return "not a regular file"
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _small_file(report: DirectoryReport, path: Path, kind: str, reader: Callable[[str], Any]) -> Any:
     """Read one small file into the report; None (and an error entry) when it is unreadable."""
-    file = FileReport(str(path), kind, size=path.stat().st_size)
+    file = FileReport(str(path), kind, size=_size(path))
     report.files.append(file)
     try:
         return reader(str(path))
@@ -438,21 +480,24 @@ def audit_directory(data_dir: Path, partition_dir: Optional[Path], progress: Opt
     report = DirectoryReport(str(data_dir))
     handled: set[Path] = set()
     meta = data_dir / "meta.properties"
-    if meta.is_file():
+    if is_regular(meta):
         handled.add(meta)
         properties = _small_file(report, meta, "meta.properties", read_meta_properties)
         if properties is not None:
             report.node_id, report.cluster_id = properties.node_id, properties.cluster_id
+            if properties.cluster_id is not None and not is_uuid_cluster_id(properties.cluster_id):  # issue 20
+                report.files[-1].note = (f"cluster.id {properties.cluster_id!r} is not a base64 UUID: Kafka 3.7+ keeps "
+                                         f"any string the storage was formatted with (a note, not a violation)")
     if partition_dir is None:
         report.files.append(FileReport(str(data_dir / METADATA_DIR), "metadata partition", status="error",
                                        error=f"{data_dir}: no {METADATA_DIR} directory"))
         _files_report(data_dir, handled, report)
         return report
     handled.add(partition_dir)
-    entries = sorted(partition_dir.iterdir())
-    segments = sorted((p for p in entries if p.suffix == ".log" and p.name[:-4].isdigit()), key=lambda p: int(p.stem))
+    entries = sorted(p for p in partition_dir.iterdir() if is_regular(p))  # FIFOs, devices... are listed as skipped
+    segments = sorted((p for p in entries if segment_offset(p.name) is not None), key=lambda p: segment_offset(p.name))
     snapshots = sorted((sid[0], sid[1], str(p)) for p in entries if (sid := snapshot_id(p.name)) is not None)
-    bootstraps = [p for p in (data_dir / BOOTSTRAP_FILE,) if p.is_file()]
+    bootstraps = [p for p in (data_dir / BOOTSTRAP_FILE,) if is_regular(p)]
     bootstraps += [Path(s[2]) for s in snapshots if s[0] == 0]
     audit = _LogAudit(report, [s for s in snapshots if s[0] > 0], progress)
     handled.update(segments, bootstraps, (Path(s[2]) for s in snapshots))
@@ -465,7 +510,7 @@ def audit_directory(data_dir: Path, partition_dir: Optional[Path], progress: Opt
                                ("leader-epoch-checkpoint", "leader-epoch-checkpoint", read_leader_epoch_checkpoint),
                                ("partition.metadata", "partition.metadata", read_partition_metadata)):
         path = partition_dir / name
-        if path.is_file():
+        if is_regular(path):
             handled.add(path)
             small[name] = _small_file(report, path, kind, reader)
     _check_partition_files(report, audit, partition_dir, small)
@@ -477,7 +522,7 @@ def audit_directory(data_dir: Path, partition_dir: Optional[Path], progress: Opt
 def _audit_log(audit: _LogAudit, segments: list[Path]) -> None:
     failed: Optional[str] = None
     for path in segments:
-        file = FileReport(str(path), "log segment", size=path.stat().st_size)
+        file = FileReport(str(path), "log segment", size=_size(path))
         audit.report.files.append(file)
         if failed is not None:
             file.status, file.note = "not audited", f"an earlier segment is unreadable ({failed})"
@@ -494,7 +539,7 @@ def _audit_log(audit: _LogAudit, segments: list[Path]) -> None:
 
 def _audit_bootstrap(report: DirectoryReport, path: Path, first_mv: Optional[int]) -> None:
     """A bootstrap snapshot: its structure, and its metadata.version against the log's first one."""
-    file = FileReport(str(path), "bootstrap snapshot", size=path.stat().st_size)
+    file = FileReport(str(path), "bootstrap snapshot", size=_size(path))
     report.files.append(file)
     try:
         snap = read_snapshot(str(path), 0)
@@ -518,6 +563,11 @@ def _check_partition_files(report: DirectoryReport, audit: _LogAudit, partition_
         start = report.log_start_offset or 0
         first_epoch = epochs[0][0]
         listed = [(e, max(s, start)) for e, s in checkpoint if e >= first_epoch]
+        if len(listed) > 1 and listed[-1][0] > epochs[-1][0] and listed[-1][1] == report.log_end_offset:
+            # a new leader assigns its epoch at the log end before its LeaderChange batch is appended: a node stopped
+            # in between leaves that entry with no batch behind it (seen on a controller of a cluster stopped at
+            # once, issue 20); Kafka truncates it on restart
+            listed = listed[:-1]
         if not listed or listed != epochs[:len(listed)]:
             report.add(Violation(str(partition_dir / "leader-epoch-checkpoint"), 0, R.LEADER_EPOCH_CHECKPOINT_MATCHES,
                                  f"checkpoint lists {listed}, the log's epochs start at {epochs}"))
@@ -550,7 +600,7 @@ def _single_file(path: Path, progress: Optional[Progress]) -> DirectoryReport:
         _audit_log(audit, [path])
         audit.finish()
         return report
-    file = FileReport(str(path), "snapshot", size=path.stat().st_size)
+    file = FileReport(str(path), "snapshot", size=_size(path))
     report.files.append(file)
     sid = snapshot_id(path.name)
     try:
@@ -589,12 +639,15 @@ def total_bytes(paths: Iterable[str | os.PathLike[str]]) -> int:
     """Bytes of the log segments the audit of ``paths`` will stream (for a progress bar)."""
     total = 0
     for p in map(Path, paths):
-        if p.is_file():
-            total += p.stat().st_size
-        elif p.is_dir():
-            for _, partition in _targets(p):
-                if partition is not None:
-                    total += sum(s.stat().st_size for s in partition.glob("*.log"))
+        try:
+            if is_regular(p):
+                total += _size(p)
+            elif p.is_dir():
+                for _, partition in _targets(p):
+                    if partition is not None:
+                        total += sum(_size(s) for s in partition.glob("*.log") if is_regular(s))
+        except OSError:
+            continue  # the audit reports it
     return total
 
 
@@ -608,20 +661,37 @@ def audit_paths(paths: Iterable[str | os.PathLike[str]], progress: Optional[Prog
     report = AuditReport()
     for raw in paths:
         path = Path(raw)
-        if path.is_file():
-            report.directories.append(_single_file(path, progress))
-        elif path.is_dir():
-            for data_dir, partition_dir in _targets(path):
-                report.directories.append(audit_directory(data_dir, partition_dir, progress))
-        else:
-            missing = DirectoryReport(str(path))
-            missing.files.append(FileReport(str(path), "path", status="error", error=f"{path}: no such file or directory"))
-            report.directories.append(missing)
+        try:
+            if is_regular(path):
+                report.directories.append(_single_file(path, progress))
+            elif path.is_dir():
+                for data_dir, partition_dir in _targets(path):
+                    try:
+                        report.directories.append(audit_directory(data_dir, partition_dir, progress))
+                    except OSError as exc:  # a directory that cannot be listed (permissions, vanished)
+                        report.directories.append(_unreadable(data_dir, exc))
+            else:
+                why = "no such file or directory" if not os.path.lexists(path) else _not_regular(path)
+                missing = DirectoryReport(escape_controls(str(path)))
+                missing.files.append(FileReport(str(path), "path", status="error",
+                                                error=f"{escape_controls(str(path))}: {why}"))
+                report.directories.append(missing)
+        except OSError as exc:
+            report.directories.append(_unreadable(path, exc))
     return report
 
 
+def _unreadable(path: Path, exc: OSError) -> DirectoryReport:
+    """A path the audit could not list or read, as a report with one error entry."""
+    failed = DirectoryReport(escape_controls(str(path)))
+    failed.files.append(FileReport(str(path), "path", status="error",
+                                   error=f"{escape_controls(str(path))}: cannot read: {describe_os_error(exc)}"))
+    return failed
+
+
 def audit_command(paths: list[str], as_json: bool = False, show_progress: bool = True) -> int:
-    """``kraftspec audit DATA_DIR... [--json]``: print the report; exit status 1 on any violation or format error."""
+    """``kraftspec audit DATA_DIR... [--json]``: print the report; exit status 2 when a file is unreadable (a format
+    error, bad input), else 1 on any violation (a finding), else 0."""
     if show_progress and sys.stderr.isatty():
         with RichProgress("auditing", BarColumn(), DownloadColumn(), TransferSpeedColumn(), transient=True,
                           console=Console(stderr=True)) as bar:
@@ -630,4 +700,4 @@ def audit_command(paths: list[str], as_json: bool = False, show_progress: bool =
     else:
         report = audit_paths(paths)
     print(report.dumps() if as_json else report.render())
-    return 0 if report.ok else 1
+    return report.exit_code

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from kraftspec.traces.limits import escape_controls
+
 
 class LogFormatError(ValueError):
-    """A malformed input: ``file`` and absolute byte ``offset`` of the first bad byte, and a plain ``message``."""
+    """A malformed input: ``file`` and absolute byte ``offset`` of the first bad byte, and a plain ``message``
+    (control characters from the input, in the message or the file name, are escaped: one line)."""
 
     def __init__(self, file: str, offset: int, message: str) -> None:
+        file, message = escape_controls(str(file)), escape_controls(str(message))
         super().__init__(f"{file}:{offset}: {message}")
         self.file = file
         self.offset = offset

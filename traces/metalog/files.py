@@ -6,21 +6,30 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
+from typing import Optional
 
 from kraftspec.reference.raft_quorum_file import QuorumStateData, QuorumStateFileError
 from kraftspec.reference.raft_quorum_file import read_quorum_state as parse_quorum_state
-from kraftspec.reference.storage import MetaProperties, StorageError, parse_meta_properties
+from kraftspec.reference.storage import MetaProperties, StorageError, parse_meta_properties, parse_properties
+from kraftspec.reference.storage_rules import uuid_from_string
+from kraftspec.traces.limits import LimitError, describe_os_error, loads, open_regular, quote
 from kraftspec.traces.metalog.errors import LogFormatError
 
 MAX_SMALL_FILE = 1 << 20
 """These files are a few lines; anything larger is refused before it is read."""
+_ENTRY = re.compile(r"-?[0-9]{1,19}")
+"""An epoch or offset of leader-epoch-checkpoint: ASCII digits only (``str.isdigit`` also takes '²')."""
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 """The ``__cluster_metadata`` topic id, UUID(0, 1) (metadata-records §1)."""
 
 
 def _read_text(path: str) -> str:
-    with open(path, "rb") as f:
-        raw = f.read(MAX_SMALL_FILE + 1)
+    try:
+        with open_regular(path) as f:  # never a FIFO or a device
+            raw = f.read(MAX_SMALL_FILE + 1)
+    except OSError as exc:
+        raise LogFormatError(path, 0, f"cannot read: {describe_os_error(exc)}") from None
     if len(raw) > MAX_SMALL_FILE:
         raise LogFormatError(path, MAX_SMALL_FILE, f"larger than {MAX_SMALL_FILE} bytes")
     try:
@@ -49,6 +58,12 @@ def read_quorum_state(path: str) -> QuorumStateData:
     offset is the JSON syntax error's, or the offending key's."""
     text = _read_text(path)
     try:
+        loads(text)  # within the limits on nesting and number size (kraftspec.traces.limits)
+    except LimitError as exc:
+        raise LogFormatError(path, 0, str(exc)) from None
+    except ValueError:
+        pass  # not JSON: the reader below says where
+    try:
         return parse_quorum_state(text, path)
     except QuorumStateFileError as exc:
         cause = exc.__cause__
@@ -68,18 +83,17 @@ def read_leader_epoch_checkpoint(path: str) -> list[tuple[int, int]]:
     if len(lines) < 2:
         raise LogFormatError(path, starts[-1] if text else 0, f"{len(lines)} line(s), needs a version and a count")
     if lines[0].strip() != "0":
-        raise LogFormatError(path, 0, f"version {lines[0]!r}, only version 0 exists")
-    try:
-        count = int(lines[1].strip())
-    except ValueError:
-        raise LogFormatError(path, starts[1], f"entry count {lines[1]!r} is not an integer") from None
+        raise LogFormatError(path, 0, f"version {quote(lines[0])}, only version 0 exists")
+    if not _ENTRY.fullmatch(lines[1].strip()):
+        raise LogFormatError(path, starts[1], f"entry count {quote(lines[1])} is not an integer")
+    count = int(lines[1].strip())
     if count != len(lines) - 2:
         raise LogFormatError(path, starts[1], f"entry count {count} but {len(lines) - 2} entry line(s)")
     entries = []
     for n in range(2, len(lines)):
         parts = lines[n].split()
-        if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
-            raise LogFormatError(path, starts[n], f"entry {lines[n]!r} is not 'epoch startOffset'")
+        if len(parts) != 2 or not all(_ENTRY.fullmatch(p) for p in parts):
+            raise LogFormatError(path, starts[n], f"entry {quote(lines[n])} is not 'epoch startOffset'")
         entries.append((int(parts[0]), int(parts[1])))
     return entries
 
@@ -88,10 +102,29 @@ def read_meta_properties(path: str) -> MetaProperties:
     """Parse ``meta.properties`` with ``kraftspec.reference.storage.parse_meta_properties`` (KIP-631)."""
     text = _read_text(path)
     try:
-        return parse_meta_properties(text, path)
+        try:
+            return parse_meta_properties(text, path)
+        except StorageError as exc:
+            if exc.key != "cluster.id" or exc.line is None:
+                raise
+            # Kafka 3.7+ stores whatever cluster.id the storage was formatted with (the 3.7.0 docker image even wrote
+            # `Some(...)`): read the rest as Kafka does and keep the value; the audit notes it (issue 20)
+            lines = text.splitlines(keepends=True)
+            original = next(e.value for e in parse_properties(text, path) if e.key == "cluster.id")
+            lines[exc.line - 1] = f"cluster.id={METADATA_TOPIC_ID}\n"
+            return replace(parse_meta_properties("".join(lines), path), cluster_id=original)
     except StorageError as exc:
         offset = 0 if exc.line is None else _line_offsets(text)[min(exc.line, len(_line_offsets(text))) - 1]
         raise LogFormatError(path, offset, exc.message) from None
+
+
+def is_uuid_cluster_id(cluster_id: Optional[str]) -> bool:
+    """Whether a meta.properties ``cluster.id`` is a base64 UUID, as ``kafka-storage random-uuid`` makes them."""
+    try:
+        uuid_from_string(cluster_id or "")
+    except ValueError:
+        return False
+    return True
 
 
 def read_partition_metadata(path: str) -> str:
@@ -102,7 +135,7 @@ def read_partition_metadata(path: str) -> str:
     for n, line in enumerate(text.splitlines()):
         key, sep, value = line.partition(":")
         if not sep:
-            raise LogFormatError(path, starts[n], f"line {line!r} is not 'key: value'")
+            raise LogFormatError(path, starts[n], f"line {quote(line)} is not 'key: value'")
         fields[key.strip()] = (value.strip(), starts[n])
     if fields.get("version", ("", 0))[0] != "0":
         raise LogFormatError(path, fields.get("version", ("", 0))[1], "version is not 0")

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from kraftspec.reference.metadata_version import name_of
+from kraftspec.traces.limits import escape_controls
 
 MAX_VIOLATIONS_KEPT = 1000
 """Violations kept per directory (the rest are only counted) so a broken log cannot exhaust memory."""
@@ -104,6 +105,13 @@ class AuditReport:
         """True iff every directory is free of violations and format errors."""
         return all(d.ok for d in self.directories)
 
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code: 2 when a file could not be read (bad input), else 1 on a violation, else 0."""
+        if any(d.errors for d in self.directories):
+            return 2
+        return 0 if self.ok else 1
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (broker ids become string keys)."""
         out = []
@@ -134,7 +142,10 @@ class AuditReport:
         for d in self.directories:
             mv = "none (pre-3.3: no FeatureLevelRecord)" if d.metadata_version is None else \
                 f"{d.metadata_version} ({name_of(d.metadata_version)})"
-            lines.append(f"== {d.path}: {'OK' if d.ok else 'VIOLATIONS'}"
+            verdict = "OK" if d.ok else "VIOLATIONS" if d.violation_count else "UNREADABLE"
+            if verdict == "UNREADABLE" and all(f.kind == "meta.properties" for f in d.errors):  # issue 20
+                verdict = "META.PROPERTIES REFUSED (the log was read and replayed in full)"
+            lines.append(f"== {d.path}: {verdict}"
                          + ("" if d.node_id is None else f" (node {d.node_id}, cluster {d.cluster_id})"))
             lines.append(f"   metadata.version {mv}; offsets {d.log_start_offset}..{d.log_end_offset}; "
                          f"{d.topics} topic(s), {d.partitions} partition(s)")
@@ -156,4 +167,4 @@ class AuditReport:
                 lines.append(f"   VIOLATION {v.rule} at offset {v.offset} of {v.file}: {v.explanation}")
             if d.violation_count > len(d.violations):
                 lines.append(f"   ... and {d.violation_count - len(d.violations)} more violation(s)")
-        return "\n".join(lines)
+        return "\n".join(map(escape_controls, lines))  # a name or value from the input never starts a line

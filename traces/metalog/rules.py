@@ -184,7 +184,7 @@ def fenced_broker_leads_nothing(image: Image, history: History, rec: Any, offset
     if not hasattr(rec, "id") and rec.fenced != 1:
         return None
     broker_id = _broker_id(rec)
-    led = [key for key, p in image.partitions.items() if p.leader == broker_id]
+    led = image.partitions.led_by(broker_id)  # indexed by leader: not a scan of every partition
     if led:
         return f"broker {broker_id} fenced while still leading {len(led)} partition(s), e.g. {led[0]}"
     return None
@@ -387,8 +387,17 @@ def isr_additions_active(image: Image, history: History, rec: Any, offset: int) 
         if broker not in old:
             problem = _inactive(image, broker)
             if problem is not None:
-                return f"broker {broker} added to ISR {rec.isr} while {problem}"
+                return f"broker {broker} added to ISR {rec.isr} while {problem}" + _explained_by_version(image, problem)
     return None
+
+
+def _explained_by_version(image: Image, problem: str) -> str:
+    """A fenced broker taken into an ISR by a log without metadata.version (Kafka 3.0–3.2): KAFKA-13916, fixed in 3.3,
+    explains it (issue 20: the finding is real, Kafka's, and of a known version)."""
+    if problem == "fenced" and image.metadata_version is None:
+        return (" (a log without metadata.version, written by Kafka 3.0–3.2: AlterPartition let a fenced replica into "
+                "the ISR until KAFKA-13916, fixed in 3.3)")
+    return ""
 
 
 @rule(5)

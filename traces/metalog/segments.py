@@ -88,7 +88,13 @@ class Batch(NamedTuple):
         return self.base_offset + self.last_offset_delta
 
     def records(self) -> list[Record]:
-        """Parse the records (signed zig-zag varints, §2); any inconsistency is a :class:`LogFormatError`.
+        """Every record of the batch as a list (:meth:`iter_records`); any inconsistency is a :class:`LogFormatError`."""
+        return list(self.iter_records())
+
+    def iter_records(self) -> Iterator[Record]:
+        """Parse the records one at a time (signed zig-zag varints, §2); any inconsistency is a
+        :class:`LogFormatError`, raised when the parse reaches it (the records before it have been yielded), so a
+        batch's records are never all held at once: a 64 MiB batch of 7-byte records would be millions of them.
 
         One-byte varints (almost all of them) are read inline, the others by :func:`_zigzag` and :func:`_blob`,
         which also raise every error."""
@@ -97,7 +103,6 @@ class Batch(NamedTuple):
         if count < 0 or count * MIN_RECORD_SIZE > end - pos:
             raise LogFormatError(path, base + HEADER_SIZE - 4,
                                  f"recordsCount {count} cannot fit in the batch's {end - pos} record bytes")
-        out = []
         for _ in range(count):
             start = pos
             if pos < end and buf[pos] < 0x80:
@@ -133,11 +138,10 @@ class Batch(NamedTuple):
                 if pos != rec_end:
                     raise LogFormatError(path, base + pos,
                                          f"record declares {length} byte(s) but its fields end {rec_end - pos} byte(s) early")
-            out.append(Record(base + start, base_offset + offset_delta, base_timestamp + ts_delta, key, value,
-                              base + value_pos))
+            yield Record(base + start, base_offset + offset_delta, base_timestamp + ts_delta, key, value,
+                         base + value_pos)
         if pos != end:
             raise LogFormatError(path, base + pos, f"{end - pos} byte(s) after the last of {count} records")
-        return out
 
 
 def _zigzag(buf: bytes, pos: int, end: int, max_bytes: int, path: str, base: int) -> tuple[int, int]:

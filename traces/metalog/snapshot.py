@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kraftspec.reference.broker_registration import ReplayError
+from kraftspec.traces.limits import describe_os_error, open_regular
 from kraftspec.traces.metalog.control import KRAFT_VERSION, KRAFT_VOTERS, SNAPSHOT_FOOTER, SNAPSHOT_HEADER, decode_control
 from kraftspec.traces.metalog.convert import to_record
 from kraftspec.traces.metalog.errors import DecodeError, LogFormatError
@@ -21,7 +22,7 @@ from kraftspec.traces.metalog.report import Violation
 from kraftspec.traces.metalog.schema import decode_metadata_value, record_name
 from kraftspec.traces.metalog.segments import Batch, read_batches
 
-SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+SNAPSHOT_NAME = re.compile(r"^([0-9]{20})-([0-9]{10})\.checkpoint$")
 STRUCTURE = "snapshot_structure"
 STRUCTURE_DOC = """metadata-records §1: header control batch (SnapshotHeader, then optional KRaftVersion and Voters), data
 batches, footer control batch (SnapshotFooter) last; batches numbered from offset 0, in the snapshot's epoch."""
@@ -71,7 +72,11 @@ def read_snapshot(path: str, epoch: Optional[int] = None) -> Snapshot:
     def problem(offset: int, message: str) -> None:
         snap.violations.append(Violation(path, offset, STRUCTURE, message))
 
-    with open(path, "rb") as f:
+    try:
+        f = open_regular(path)  # a regular file only: a FIFO named like a snapshot never blocks
+    except OSError as exc:
+        raise LogFormatError(path, 0, f"cannot read: {describe_os_error(exc)}") from None
+    with f:
         if not f.read(1):
             raise LogFormatError(path, 0, "empty snapshot file: no SnapshotHeader batch")
         f.seek(0)
@@ -84,7 +89,7 @@ def read_snapshot(path: str, epoch: Optional[int] = None) -> Snapshot:
             if epoch is not None and batch.leader_epoch != epoch:
                 problem(batch.base_offset, f"batch epoch {batch.leader_epoch}, the snapshot's is {epoch}")
             expected_offset = batch.last_offset + 1
-            for index, rec in enumerate(batch.records()):
+            for index, rec in enumerate(batch.iter_records()):  # streamed: never a batch's records at once
                 snap.records += 1
                 decoded = _decode(batch, rec.key, rec.value, rec.value_file_offset)
                 if batch.is_control:

@@ -1,0 +1,297 @@
+"""A mixed KRaft quorum: the raft simulation with some of its nodes run by Kafka's own ``KafkaRaftClient``.
+
+The quorum, network and rules are ``kraftspec.traces.raft_simulate``'s (voters 1-3, observer 4, the model's
+timeouts; timer polls, delivery in any order, loss, duplication, client appends to the newest leader, resignation
+by a leader, crashes that lose unflushed records; UpdateRaftVoter requests are lost, as the reference does not model
+the leader's answer). Each node is either the reference (``raft.step``) or a harness session of Kafka's client
+(one ``KafkaProcess`` per Kafka-backed node). Messages travel between them in the trace vocabulary (a send
+``{"destination", "type", ...}`` becomes the receiver's input of that message), so a Kafka node and a reference
+node talk to each other as two implementations would.
+
+After every rule the quorum's safety properties are checked on the nodes' post-states (:class:`Safety`): at most
+one leader per epoch, a committed entry is never lost (durable on a majority of voters) or changed, every leader
+holds what earlier epochs committed, no node's high watermark decreases (between restarts) or passes its log end.
+Every node's view is recorded as a raft trace and judged by the reference after the run (a Kafka node's view is
+Kafka's outputs: a divergence is a disagreement with Kafka). :class:`HardPaths` counts how often the run reached
+the hard paths: truncation of a diverging log while the leader already has a high watermark, a leader change while
+uncommitted entries exist, and restarts in every role.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from kraftspec.harness import raft as hooks
+from kraftspec.harness.jvm import KafkaProcess
+from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
+from kraftspec.traces import raft_replay
+from kraftspec.traces.format import Step, trace_from_json
+from kraftspec.traces.raft_simulate import RULES
+from kraftspec.traces.raft_trace import RAFT, explicit_state
+from kraftspec.traces.replay import Verdict, replay
+from kraftspec.traces.values import to_json
+
+ACTION_OF_TYPE = {"VoteRequest": "vote_request", "VoteResponse": "vote_response", "FetchRequest": "fetch_request",
+                  "FetchResponse": "fetch_response", "BeginQuorumEpochRequest": "begin_quorum_epoch_request",
+                  "EndQuorumEpochRequest": "end_quorum_epoch_request", "QuorumEpochResponse": "quorum_epoch_response"}
+"""The input a node receives for each message type on the network (others: UpdateRaftVoter is lost, DescribeQuorum
+answers go to clients)."""
+MAJORITY = len(VOTERS) // 2 + 1
+
+
+class Refused(Exception):
+    """A node refused an input (the reference raised, or Kafka's client threw): a finding."""
+
+
+class ReferenceNode:
+    """A node run by the reference, stepped through the trace vocabulary (``raft_replay.run``)."""
+
+    kafka = False
+
+    def __init__(self, explicit: Mapping[str, Any]) -> None:
+        self.node = explicit_state(dict(explicit))
+        self.clock = 0
+
+    def step(self, obj: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the step as recorded: input, output, post; the post-state)."""
+        action = obj["action"]
+        args = RAFT.decode_input(action, {k: v for k, v in obj.items() if k != "action"}, "input")
+        try:
+            self.node, self.clock, response, _ = raft_replay.run(self.node, self.clock,
+                                                                 Step(action, args, None, None, None))
+        except Exception as exc:  # the reference refuses the input
+            raise Refused(f"reference node {self.node.local_id}: {type(exc).__name__}: {exc}") from exc
+        post = raft_replay.observe(self.node, self.clock)
+        step: dict[str, Any] = {"input": dict(obj), "post": post}
+        if response is not None:
+            step["output"] = {"response": to_json(response)}
+        return step, post
+
+
+class KafkaNode:
+    """A node run by Kafka's client in a harness JVM (its own process: a harness JVM holds one session)."""
+
+    kafka = True
+
+    def __init__(self, process: KafkaProcess, explicit: Mapping[str, Any]) -> None:
+        self.process = process
+        process.open("raft", hooks.kafka_initial({"explicit": dict(explicit)}))
+
+    def step(self, obj: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        answer = self.process.step(dict(obj))
+        if "refused" in answer:
+            raise Refused(f"Kafka: {answer['refused']['exception']}: {answer['refused']['message']}")
+        step = hooks.trace_step(dict(obj), answer)
+        return step, answer["post"]
+
+
+@dataclass
+class HardPaths:
+    """How often a run reached the paths that are hard to get right."""
+
+    truncations_under_hw: int = 0  # a follower truncated on a DivergingEpoch from a leader that has a HW
+    leader_changes_with_uncommitted: int = 0  # a new leader while some log holds entries past the committed prefix
+    restarts: Counter = field(default_factory=Counter)  # restarts by the role the node had ("kafka:Leader", ...)
+
+    def add(self, other: "HardPaths") -> None:
+        self.truncations_under_hw += other.truncations_under_hw
+        self.leader_changes_with_uncommitted += other.leader_changes_with_uncommitted
+        self.restarts.update(other.restarts)
+
+
+class Safety(AssertionError):
+    """A safety property broken (the message names it and the nodes)."""
+
+
+@dataclass
+class MixedQuorum:
+    """One seeded run: four nodes, ``kafka_nodes`` of them run by Kafka (one process each, from ``processes``)."""
+
+    seed: int
+    kafka_nodes: tuple[int, ...]
+    processes: Sequence[KafkaProcess]
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"raft-mixed:{self.seed}")
+        self.now = 0
+        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": dataclasses.asdict(CONFIG),
+                             "jitter": self.rng.randrange(CONFIG.election_timeout_ms)} for n in NODES}
+        backing = dict(zip(self.kafka_nodes, self.processes))
+        self.nodes = {n: KafkaNode(backing[n], self.explicit[n]) if n in backing else ReferenceNode(self.explicit[n])
+                      for n in NODES}
+        self.posts = {n: raft_replay.observe(explicit_state(self.explicit[n]), 0) for n in NODES}
+        self.steps: dict[int, list[dict[str, Any]]] = {n: [] for n in NODES}
+        self.in_flight: list[dict[str, Any]] = []
+        self.next_value = 0
+        self.paths = HardPaths()
+        self.leaders: dict[int, int] = {}  # epoch -> its one leader
+        self.highest_hw: dict[int, int] = {}
+        self.committed: list[Any] = []  # the committed prefix (log entries as JSON)
+        self.commit_epochs: list[int] = []  # the epoch of the leader that first committed each offset
+
+    # -------------------------------------------------------------------------------------------
+    # inputs
+
+    def _timed(self) -> dict[str, Any]:
+        return {"now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms),
+                "bootstrap": self.rng.randrange(len(VOTERS))}
+
+    def input(self, n: int, obj: dict[str, Any]) -> None:
+        """Node ``n`` takes one input; its sends go on the network, its post-state is checked."""
+        before = self.posts[n]
+        step, post = self.nodes[n].step(obj)
+        self.steps[n].append(step)
+        self.posts[n] = post
+        sends = step.get("output", {}).get("response", {}).get("sends", [])
+        self.in_flight.extend(s for s in sends if s["destination"] in self.nodes and s["type"] in ACTION_OF_TYPE)
+        del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
+        if obj["action"] == "fetch_response":
+            self._count_truncation(obj, before, post)
+        if post["role"] == "Leader" and before["role"] != "Leader":
+            self._count_leader_change()
+        self._check(n)
+
+    def deliver(self, send: Mapping[str, Any]) -> None:
+        message = {k: v for k, v in send.items() if k not in ("destination", "type")}
+        self.input(send["destination"], {"action": ACTION_OF_TYPE[send["type"]], "message": message, **self._timed()})
+
+    def tick(self, n: int, elapsed: int) -> None:
+        self.now += elapsed
+        self.input(n, {"action": "tick", **self._timed()})
+
+    def deliver_all(self) -> None:
+        batch, self.in_flight = self.in_flight, []
+        for send in batch:
+            self.deliver(send)
+
+    def crash(self, n: int) -> None:
+        role = self.posts[n]["role"]
+        self.paths.restarts[f"{'kafka' if self.nodes[n].kafka else 'reference'}:{role}"] += 1
+        self.input(n, {"action": "restart", "now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms)})
+        self.in_flight = [s for s in self.in_flight if s["destination"] != n]
+        self.highest_hw.pop(n, None)
+
+    def rule(self) -> None:
+        """One rule of ``raft_simulate``'s mix, drawn from this run's seeded generator."""
+        kind, rng = self.rng.choice(RULES), self.rng
+        if kind == "tick":
+            self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
+        elif kind in ("tick_all", "quiet"):
+            for _ in range(1 if kind == "tick_all" else rng.randint(1, 4)):
+                elapsed = rng.choice((100, 600, 1500)) if kind == "tick_all" else 300
+                for n in NODES:
+                    self.tick(n, elapsed if n == NODES[0] else 0)
+                if kind == "quiet":
+                    self.deliver_all()
+        elif kind == "deliver_all":
+            self.deliver_all()
+        elif kind == "append":
+            leaders = [n for n in NODES if self.posts[n]["role"] == "Leader"]
+            if leaders:
+                self.next_value += 1
+                newest = max(leaders, key=lambda n: self.posts[n]["epoch"])
+                self.input(newest, {"action": "append", "records": [f"r{self.next_value}"], **self._timed()})
+        elif kind == "resign":
+            n = rng.choice(sorted(VOTERS))
+            if self.posts[n]["leader_id"] == n:
+                self.input(n, {"action": "resign", "epoch": self.posts[n]["epoch"], **self._timed()})
+        elif kind == "crash":
+            self.crash(rng.choice(NODES))
+        elif self.in_flight:
+            pick = rng.randrange(len(self.in_flight))
+            if kind == "deliver":
+                self.deliver(self.in_flight.pop(pick))
+            elif kind == "duplicate":
+                self.in_flight.append(self.in_flight[pick])
+            else:
+                self.in_flight.pop(pick)
+
+    # -------------------------------------------------------------------------------------------
+    # safety (on the post-states) and hard paths
+
+    def _check(self, n: int) -> None:
+        post = self.posts[n]
+        if post["role"] in ("Leader", "Resigned") and post["leader_id"] == n:
+            first = self.leaders.setdefault(post["epoch"], n)
+            if first != n:
+                raise Safety(f"epoch {post['epoch']} has leaders {first} and {n}")
+        hw, end = post["high_watermark"], post["log_end_offset"]
+        if hw > end:
+            raise Safety(f"node {n}: high watermark {hw} passes its log end {end}")
+        if hw >= 0:
+            if hw < self.highest_hw.get(n, -1):
+                raise Safety(f"node {n}: high watermark went from {self.highest_hw[n]} down to {hw}")
+            self.highest_hw[n] = hw
+            prefix = post["log"][:hw]
+            shared = min(len(prefix), len(self.committed))
+            if prefix[:shared] != self.committed[:shared]:
+                raise Safety(f"node {n}: its committed prefix (HW {hw}) differs from what was committed")
+            if post["role"] == "Leader":
+                self.committed.extend(prefix[shared:])
+                self.commit_epochs.extend([post["epoch"]] * (len(prefix) - shared))
+        if post["role"] == "Leader":
+            for offset, (entry, epoch) in enumerate(zip(self.committed, self.commit_epochs)):
+                if epoch < post["epoch"] and post["log"][offset:offset + 1] != [entry]:
+                    raise Safety(f"leader {n} of epoch {post['epoch']} lacks offset {offset}, committed in {epoch}")
+        for offset, entry in enumerate(self.committed):
+            durable = [v for v in VOTERS if offset < self.posts[v]["flushed_end_offset"]
+                       and self.posts[v]["log"][offset] == entry]
+            if len(durable) < MAJORITY:
+                raise Safety(f"committed offset {offset} is durable only on voters {durable}")
+
+    def _count_truncation(self, obj: Mapping[str, Any], before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+        message = obj["message"]
+        diverging = message.get("diverging_epoch") or [-1, -1]
+        if (diverging[0] >= 0 and after["log_end_offset"] < before["log_end_offset"]
+                and message.get("high_watermark", -1) >= 0):
+            self.paths.truncations_under_hw += 1
+
+    def _count_leader_change(self) -> None:
+        if any(len(self.posts[v]["log"]) > len(self.committed) for v in VOTERS):
+            self.paths.leader_changes_with_uncommitted += 1
+
+    # -------------------------------------------------------------------------------------------
+
+    def views(self) -> dict[int, dict[str, Any]]:
+        """Every node's view as a raft trace (``meta.kafka``: whether Kafka's client produced its outputs)."""
+        return {n: {"format": "1.0", "component": "raft", "id": f"raft-mixed-{self.seed}-node{n}",
+                    "meta": {"generator": "kraftspec.harness.raft_mixed", "seed": self.seed, "node": n,
+                             "kafka": self.nodes[n].kafka},
+                    "initial": {"explicit": self.explicit[n]}, "steps": self.steps[n]} for n in NODES}
+
+
+@dataclass
+class RunResult:
+    """One run: its seed, the Kafka-backed nodes, the verdict on each node's view, a safety break or refusal."""
+
+    seed: int
+    kafka_nodes: tuple[int, ...]
+    verdicts: dict[int, Verdict]
+    paths: HardPaths
+    failure: Optional[str] = None
+    kafka_steps: int = 0
+
+    @property
+    def disagreements(self) -> list[int]:
+        return [n for n, v in self.verdicts.items() if not v.conformant]
+
+
+def run(seed: int, kafka_count: int, processes: Sequence[KafkaProcess], rules: int = 150) -> RunResult:
+    """One seeded run with ``kafka_count`` Kafka-backed nodes (drawn by the seed): ``rules`` rules, then every
+    node's view judged by the reference."""
+    pick = random.Random(f"raft-mixed-nodes:{seed}")
+    kafka_nodes = tuple(sorted(pick.sample(NODES, kafka_count)))
+    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count])
+    failure = None
+    try:
+        for _ in range(rules):
+            quorum.rule()
+    except (Safety, Refused) as exc:
+        failure = f"{type(exc).__name__}: {exc}"
+    verdicts = {n: replay(trace_from_json(obj)) for n, obj in quorum.views().items()}
+    return RunResult(seed, kafka_nodes, verdicts, quorum.paths, failure,
+                     sum(len(quorum.steps[n]) for n in kafka_nodes))

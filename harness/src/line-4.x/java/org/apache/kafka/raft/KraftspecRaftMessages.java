@@ -1,0 +1,697 @@
+package org.apache.kafka.raft;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.kraftspec.harness.HarnessError;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.BeginQuorumEpochRequestData;
+import org.apache.kafka.common.message.BeginQuorumEpochResponseData;
+import org.apache.kafka.common.message.DescribeQuorumRequestData;
+import org.apache.kafka.common.message.DescribeQuorumResponseData;
+import org.apache.kafka.common.message.EndQuorumEpochRequestData;
+import org.apache.kafka.common.message.EndQuorumEpochResponseData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.LeaderChangeMessage;
+import org.apache.kafka.common.message.UpdateRaftVoterRequestData;
+import org.apache.kafka.common.message.VoteRequestData;
+import org.apache.kafka.common.message.VoteResponseData;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.protocol.Readable;
+import org.apache.kafka.common.protocol.Writable;
+import org.apache.kafka.common.record.internal.BaseRecords;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.ControlRecordUtils;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.server.common.serialization.RecordSerde;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Translation between kraftspec's raft trace vocabulary ({@code kraftspec.reference.raft_messages}: snake_case
+ * fields, error names, log entries {@code {"epoch", "record"}}) and Kafka's RPC data classes and record batches.
+ * No Kafka logic lives here: only field-for-field copies, and the stand-ins a trace leaves open (a node without a
+ * directory id or cluster id, see {@link KraftspecRaftSession}).
+ *
+ * <p>Data records are JSON values (a string, an integer or null); Kafka's client carries each as its JSON text
+ * ({@link #SERDE}). A control record is Kafka's {@code LeaderChangeMessage} control batch.
+ */
+final class KraftspecRaftMessages {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    static final TopicPartition METADATA_PARTITION = new TopicPartition("__cluster_metadata", 0);
+
+    /** The client's record type: a data record's JSON text, stored as its UTF-8 bytes. */
+    static final RecordSerde<String> SERDE = new RecordSerde<>() {
+        @Override
+        public int recordSize(String data, ObjectSerializationCache cache) {
+            return data.getBytes(StandardCharsets.UTF_8).length;
+        }
+
+        @Override
+        public void write(String data, ObjectSerializationCache cache, Writable out) {
+            out.writeByteArray(data.getBytes(StandardCharsets.UTF_8));
+        }
+
+        @Override
+        public String read(Readable input, int size) {
+            return new String(input.readArray(size), StandardCharsets.UTF_8);
+        }
+    };
+
+    private final ListenerName listener;
+    private final Uuid localDirectoryStandIn; // null: the trace states the node's directory id
+    private final String clusterStandIn; // null: the trace states the cluster id
+
+    KraftspecRaftMessages(ListenerName listener, Uuid localDirectoryStandIn, String clusterStandIn) {
+        this.listener = listener;
+        this.localDirectoryStandIn = localDirectoryStandIn;
+        this.clusterStandIn = clusterStandIn;
+    }
+
+    /**
+     * The message as its receiver reads it at {@code version}: written and read back (as Kafka's
+     * RaftClientTestContext does), so fields the version does not carry take their defaults.
+     */
+    static ApiMessage roundTrip(ApiMessage message, short version) {
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        ByteBuffer buffer = ByteBuffer.allocate(message.size(cache, version));
+        message.write(new ByteBufferAccessor(buffer), cache, version);
+        buffer.flip();
+        try {
+            ApiMessage copy = message.getClass().getDeclaredConstructor().newInstance();
+            copy.read(new ByteBufferAccessor(buffer), version);
+            return copy;
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static short latest(ApiMessage message) {
+        return ApiKeys.forId(message.apiKey()).latestVersion();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // scalars
+
+    static Errors error(JsonNode value, String path) {
+        if (value == null || value.isNull()) return Errors.NONE;
+        if (value.isInt()) return Errors.forCode((short) value.asInt());
+        try {
+            return Errors.valueOf(value.asText());
+        } catch (IllegalArgumentException e) {
+            throw new HarnessError(path + ": unknown error name " + value);
+        }
+    }
+
+    static String errorName(short code) {
+        return Errors.forCode(code).name();
+    }
+
+    static Uuid uuid(JsonNode value) {
+        return value == null || value.isNull() ? Uuid.ZERO_UUID : Uuid.fromString(value.asText());
+    }
+
+    /** A directory id as the trace states it: none (zero) or the local node's stand-in is null. */
+    JsonNode directory(Uuid id) {
+        if (id == null || Uuid.ZERO_UUID.equals(id) || id.equals(localDirectoryStandIn)) return NODES.nullNode();
+        return NODES.textNode(id.toString());
+    }
+
+    JsonNode cluster(String id) {
+        if (id == null || id.equals(clusterStandIn)) return NODES.nullNode();
+        return NODES.textNode(id);
+    }
+
+    static int intField(JsonNode message, String name, int otherwise) {
+        JsonNode value = message.get(name);
+        return value == null || value.isNull() ? otherwise : value.asInt();
+    }
+
+    static long longField(JsonNode message, String name, long otherwise) {
+        JsonNode value = message.get(name);
+        return value == null || value.isNull() ? otherwise : value.asLong();
+    }
+
+    static String stringField(JsonNode message, String name) {
+        JsonNode value = message.get(name);
+        return value == null || value.isNull() ? null : value.asText();
+    }
+
+    static TopicPartition topicPartition(JsonNode message) {
+        JsonNode tp = message.get("topic_partition");
+        if (tp == null || tp.isNull()) return METADATA_PARTITION;
+        return new TopicPartition(tp.get(0).asText(), tp.get(1).asInt());
+    }
+
+    static ArrayNode topicPartitionJson(String topic, int partition) {
+        ArrayNode tp = NODES.arrayNode();
+        tp.add(topic);
+        tp.add(partition);
+        return tp;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // endpoints: "LISTENER://host:port"
+
+    record Endpoint(String listener, String host, int port) {
+        static Endpoint parse(String text, String path) {
+            int scheme = text.indexOf("://");
+            int colon = text.lastIndexOf(':');
+            if (scheme <= 0 || colon <= scheme + 2) throw new HarnessError(path + ": not LISTENER://host:port: " + text);
+            try {
+                return new Endpoint(text.substring(0, scheme), text.substring(scheme + 3, colon),
+                    Integer.parseInt(text.substring(colon + 1)));
+            } catch (NumberFormatException e) {
+                throw new HarnessError(path + ": not LISTENER://host:port: " + text);
+            }
+        }
+
+        InetSocketAddress address() {
+            return InetSocketAddress.createUnresolved(host, port);
+        }
+    }
+
+    String endpoint(String listenerName, String host, int port) {
+        return listenerName + "://" + host + ":" + port;
+    }
+
+    /** A leader's endpoint in a response: responses carry host and port on the request's listener only. */
+    Endpoint responseEndpoint(JsonNode endpoints, String path) {
+        if (endpoints == null || endpoints.isNull() || endpoints.isEmpty()) return null;
+        if (endpoints.size() > 1) {
+            throw new HarnessError(path + ": a response carries one endpoint per node (Kafka's NodeEndpoints); "
+                + "the trace states " + endpoints.size());
+        }
+        Endpoint e = Endpoint.parse(endpoints.get(0).asText(), path);
+        if (!e.listener().equals(listener.value())) {
+            throw new HarnessError(path + ": a response's endpoint is on the request's listener "
+                + listener.value() + ", the trace states " + e.listener());
+        }
+        return e;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // log entries <-> record batches (one batch per entry)
+
+    static MemoryRecords entryBatch(JsonNode entry, long offset, long timestamp, String path) {
+        int epoch = entry.path("epoch").asInt();
+        JsonNode record = entry.get("record");
+        if (record != null && record.isObject()) {
+            if (!"LeaderChangeMessage".equals(record.path("type").asText())) {
+                throw new HarnessError(path + ": unknown control record " + record);
+            }
+            LeaderChangeMessage message = new LeaderChangeMessage()
+                .setVersion((short) intField(record, "version", 0))
+                .setLeaderId(record.path("leader_id").asInt())
+                .setVoters(voters(record.get("voters")))
+                .setGrantingVoters(voters(record.get("granting_voters")));
+            return MemoryRecords.withLeaderChangeMessage(offset, timestamp, epoch, ByteBuffer.allocate(256), message);
+        }
+        String text = record == null ? "null" : record.toString();
+        return MemoryRecords.withRecords(offset, Compression.NONE, epoch,
+            new SimpleRecord(timestamp, null, text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static List<LeaderChangeMessage.Voter> voters(JsonNode ids) {
+        List<LeaderChangeMessage.Voter> voters = new ArrayList<>();
+        if (ids != null) ids.forEach(id -> voters.add(new LeaderChangeMessage.Voter().setVoterId(id.asInt())));
+        return voters;
+    }
+
+    /** Log entries as consecutive batches (one per entry) from {@code baseOffset}, in one MemoryRecords. */
+    static MemoryRecords entriesAsRecords(JsonNode entries, long baseOffset, long timestamp, String path) {
+        if (entries == null || entries.isNull() || entries.isEmpty()) return MemoryRecords.EMPTY;
+        List<ByteBuffer> buffers = new ArrayList<>();
+        int size = 0;
+        for (int i = 0; i < entries.size(); i++) {
+            ByteBuffer buffer = entryBatch(entries.get(i), baseOffset + i, timestamp, path + "[" + i + "]").buffer();
+            buffers.add(buffer);
+            size += buffer.remaining();
+        }
+        ByteBuffer all = ByteBuffer.allocate(size);
+        for (ByteBuffer b : buffers) all.put(b.duplicate());
+        all.flip();
+        return MemoryRecords.readableRecords(all);
+    }
+
+    static ObjectNode entryJson(int epoch, boolean control, Record record) {
+        ObjectNode entry = NODES.objectNode();
+        entry.put("epoch", epoch);
+        if (control) {
+            ControlRecordType type = ControlRecordType.parse(record.key());
+            if (type != ControlRecordType.LEADER_CHANGE) {
+                throw new HarnessError("a control record of type " + type + " has no trace form");
+            }
+            LeaderChangeMessage message = ControlRecordUtils.deserializeLeaderChangeMessage(record);
+            ObjectNode value = entry.putObject("record");
+            value.put("type", "LeaderChangeMessage");
+            value.put("leader_id", message.leaderId());
+            // voter sets: Kafka lists them in a hash set's order (LeaderState keeps Set.copyOf(grantingVoters)),
+            // the trace format in ascending id order
+            ArrayNode voters = value.putArray("voters");
+            message.voters().stream().map(LeaderChangeMessage.Voter::voterId).sorted().forEach(voters::add);
+            ArrayNode granting = value.putArray("granting_voters");
+            message.grantingVoters().stream().map(LeaderChangeMessage.Voter::voterId).sorted().forEach(granting::add);
+            value.put("version", (int) message.version());
+        } else {
+            entry.set("record", dataValue(record.value()));
+        }
+        return entry;
+    }
+
+    static JsonNode dataValue(ByteBuffer value) {
+        if (value == null) return NODES.nullNode();
+        byte[] bytes = new byte[value.remaining()];
+        value.duplicate().get(bytes);
+        try {
+            return JSON.readTree(new String(bytes, StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            throw new HarnessError("a data record that is not a trace value: " + new String(bytes, StandardCharsets.UTF_8));
+        }
+    }
+
+    static ArrayNode recordsJson(BaseRecords base) {
+        ArrayNode entries = NODES.arrayNode();
+        if (!(base instanceof Records records)) return entries;
+        for (RecordBatch batch : records.batches()) {
+            for (Record record : batch) {
+                entries.add(entryJson(batch.partitionLeaderEpoch(), batch.isControlBatch(), record));
+            }
+        }
+        return entries;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // trace inputs -> Kafka's inbound messages
+
+    VoteRequestData voteRequest(JsonNode m) {
+        TopicPartition tp = topicPartition(m);
+        return new VoteRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setVoterId(intField(m, "voter_id", -1))
+            .setTopics(List.of(new VoteRequestData.TopicData()
+                .setTopicName(tp.topic())
+                .setPartitions(List.of(new VoteRequestData.PartitionData()
+                    .setPartitionIndex(tp.partition())
+                    .setReplicaEpoch(m.path("replica_epoch").asInt())
+                    .setReplicaId(m.path("replica_id").asInt())
+                    .setReplicaDirectoryId(uuid(m.get("replica_directory_id")))
+                    .setVoterDirectoryId(uuid(m.get("voter_directory_id")))
+                    .setLastOffsetEpoch(m.path("last_offset_epoch").asInt())
+                    .setLastOffset(m.path("last_offset").asLong())
+                    .setPreVote(m.path("pre_vote").asBoolean(false))))));
+    }
+
+    FetchRequestData fetchRequest(JsonNode m, int maxBytes) {
+        TopicPartition tp = topicPartition(m);
+        String topicId = stringField(m, "topic_id");
+        return new FetchRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setReplicaState(new FetchRequestData.ReplicaState().setReplicaId(m.path("replica_id").asInt()))
+            .setMaxWaitMs(intField(m, "max_wait_ms", 0))
+            .setMaxBytes(maxBytes)
+            .setTopics(List.of(new FetchRequestData.FetchTopic()
+                .setTopic(tp.topic())
+                .setTopicId(topicId == null ? Uuid.METADATA_TOPIC_ID : Uuid.fromString(topicId))
+                .setPartitions(List.of(new FetchRequestData.FetchPartition()
+                    .setPartition(tp.partition())
+                    .setCurrentLeaderEpoch(m.path("current_leader_epoch").asInt())
+                    .setFetchOffset(m.path("fetch_offset").asLong())
+                    .setLastFetchedEpoch(m.path("last_fetched_epoch").asInt())
+                    .setReplicaDirectoryId(uuid(m.get("replica_directory_id")))
+                    .setHighWatermark(longField(m, "high_watermark", -1))))));
+    }
+
+    BeginQuorumEpochRequestData beginQuorumEpochRequest(JsonNode m, String path) {
+        TopicPartition tp = topicPartition(m);
+        BeginQuorumEpochRequestData.LeaderEndpointCollection endpoints =
+            new BeginQuorumEpochRequestData.LeaderEndpointCollection();
+        JsonNode given = m.get("leader_endpoints");
+        if (given != null && !given.isNull()) {
+            for (JsonNode text : given) {
+                Endpoint e = Endpoint.parse(text.asText(), path + ".leader_endpoints");
+                endpoints.add(new BeginQuorumEpochRequestData.LeaderEndpoint()
+                    .setName(e.listener()).setHost(e.host()).setPort(e.port()));
+            }
+        }
+        return new BeginQuorumEpochRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setVoterId(intField(m, "voter_id", -1))
+            .setTopics(List.of(new BeginQuorumEpochRequestData.TopicData()
+                .setTopicName(tp.topic())
+                .setPartitions(List.of(new BeginQuorumEpochRequestData.PartitionData()
+                    .setPartitionIndex(tp.partition())
+                    .setVoterDirectoryId(uuid(m.get("voter_directory_id")))
+                    .setLeaderId(m.path("leader_id").asInt())
+                    .setLeaderEpoch(m.path("leader_epoch").asInt())))))
+            .setLeaderEndpoints(endpoints);
+    }
+
+    /** EndQuorumEpoch v1: the preferred successors as candidates without directory ids (the trace has none). */
+    EndQuorumEpochRequestData endQuorumEpochRequest(JsonNode m) {
+        TopicPartition tp = topicPartition(m);
+        List<Integer> successors = new ArrayList<>();
+        List<EndQuorumEpochRequestData.ReplicaInfo> candidates = new ArrayList<>();
+        JsonNode given = m.get("preferred_successors");
+        if (given != null) {
+            for (JsonNode id : given) {
+                successors.add(id.asInt());
+                candidates.add(new EndQuorumEpochRequestData.ReplicaInfo()
+                    .setCandidateId(id.asInt()).setCandidateDirectoryId(Uuid.ZERO_UUID));
+            }
+        }
+        return new EndQuorumEpochRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setTopics(List.of(new EndQuorumEpochRequestData.TopicData()
+                .setTopicName(tp.topic())
+                .setPartitions(List.of(new EndQuorumEpochRequestData.PartitionData()
+                    .setPartitionIndex(tp.partition())
+                    .setLeaderId(m.path("leader_id").asInt())
+                    .setLeaderEpoch(m.path("leader_epoch").asInt())
+                    .setPreferredSuccessors(successors)
+                    .setPreferredCandidates(candidates)))));
+    }
+
+    static DescribeQuorumRequestData describeQuorumRequest(JsonNode m) {
+        TopicPartition tp = topicPartition(m);
+        return new DescribeQuorumRequestData()
+            .setTopics(List.of(new DescribeQuorumRequestData.TopicData()
+                .setTopicName(tp.topic())
+                .setPartitions(List.of(new DescribeQuorumRequestData.PartitionData()
+                    .setPartitionIndex(tp.partition())))));
+    }
+
+    VoteResponseData voteResponse(JsonNode m, String path) {
+        int leader = intField(m, "leader_id", -1);
+        VoteResponseData response = new VoteResponseData()
+            .setErrorCode(error(m.get("error"), path + ".error").code())
+            .setTopics(List.of(new VoteResponseData.TopicData()
+                .setTopicName(METADATA_PARTITION.topic())
+                .setPartitions(List.of(new VoteResponseData.PartitionData()
+                    .setPartitionIndex(METADATA_PARTITION.partition())
+                    .setErrorCode(error(m.get("partition_error"), path + ".partition_error").code())
+                    .setLeaderId(leader)
+                    .setLeaderEpoch(intField(m, "leader_epoch", -1))
+                    .setVoteGranted(m.path("vote_granted").asBoolean(false))))));
+        Endpoint e = responseEndpoint(m.get("leader_endpoints"), path + ".leader_endpoints");
+        if (e != null) {
+            VoteResponseData.NodeEndpointCollection nodes = new VoteResponseData.NodeEndpointCollection(1);
+            nodes.add(new VoteResponseData.NodeEndpoint().setNodeId(leader).setHost(e.host()).setPort(e.port()));
+            response.setNodeEndpoints(nodes);
+        }
+        return response;
+    }
+
+    /** A FetchResponse whose records start at {@code baseOffset} (the fetcher's log end: it asked from there). */
+    FetchResponseData fetchResponse(JsonNode m, long baseOffset, long timestamp, String path) {
+        int leader = intField(m, "leader_id", -1);
+        JsonNode diverging = m.get("diverging_epoch");
+        FetchResponseData.PartitionData partition = new FetchResponseData.PartitionData()
+            .setPartitionIndex(METADATA_PARTITION.partition())
+            .setErrorCode(error(m.get("partition_error"), path + ".partition_error").code())
+            .setHighWatermark(longField(m, "high_watermark", -1))
+            .setLogStartOffset(longField(m, "log_start_offset", 0))
+            .setDivergingEpoch(new FetchResponseData.EpochEndOffset()
+                .setEpoch(diverging == null || diverging.isNull() ? -1 : diverging.get(0).asInt())
+                .setEndOffset(diverging == null || diverging.isNull() ? -1 : diverging.get(1).asLong()))
+            .setCurrentLeader(new FetchResponseData.LeaderIdAndEpoch()
+                .setLeaderId(leader)
+                .setLeaderEpoch(intField(m, "leader_epoch", -1)))
+            .setRecords(entriesAsRecords(m.get("records"), baseOffset, timestamp, path + ".records"));
+        FetchResponseData response = new FetchResponseData()
+            .setErrorCode(error(m.get("error"), path + ".error").code())
+            .setResponses(List.of(new FetchResponseData.FetchableTopicResponse()
+                .setTopic(METADATA_PARTITION.topic())
+                .setTopicId(Uuid.METADATA_TOPIC_ID)
+                .setPartitions(List.of(partition))));
+        Endpoint e = responseEndpoint(m.get("leader_endpoints"), path + ".leader_endpoints");
+        if (e != null) {
+            FetchResponseData.NodeEndpointCollection nodes = new FetchResponseData.NodeEndpointCollection(1);
+            nodes.add(new FetchResponseData.NodeEndpoint().setNodeId(leader).setHost(e.host()).setPort(e.port()));
+            response.setNodeEndpoints(nodes);
+        }
+        return response;
+    }
+
+    ApiMessage quorumEpochResponse(JsonNode m, String path) {
+        String api = m.path("api").asText();
+        int leader = intField(m, "leader_id", -1);
+        short error = error(m.get("error"), path + ".error").code();
+        short partitionError = error(m.get("partition_error"), path + ".partition_error").code();
+        int epoch = intField(m, "leader_epoch", -1);
+        Endpoint e = responseEndpoint(m.get("leader_endpoints"), path + ".leader_endpoints");
+        if (api.equals("BeginQuorumEpoch")) {
+            BeginQuorumEpochResponseData response = new BeginQuorumEpochResponseData()
+                .setErrorCode(error)
+                .setTopics(List.of(new BeginQuorumEpochResponseData.TopicData()
+                    .setTopicName(METADATA_PARTITION.topic())
+                    .setPartitions(List.of(new BeginQuorumEpochResponseData.PartitionData()
+                        .setPartitionIndex(METADATA_PARTITION.partition())
+                        .setErrorCode(partitionError).setLeaderId(leader).setLeaderEpoch(epoch)))));
+            if (e != null) {
+                BeginQuorumEpochResponseData.NodeEndpointCollection nodes =
+                    new BeginQuorumEpochResponseData.NodeEndpointCollection(1);
+                nodes.add(new BeginQuorumEpochResponseData.NodeEndpoint()
+                    .setNodeId(leader).setHost(e.host()).setPort(e.port()));
+                response.setNodeEndpoints(nodes);
+            }
+            return response;
+        }
+        if (api.equals("EndQuorumEpoch")) {
+            EndQuorumEpochResponseData response = new EndQuorumEpochResponseData()
+                .setErrorCode(error)
+                .setTopics(List.of(new EndQuorumEpochResponseData.TopicData()
+                    .setTopicName(METADATA_PARTITION.topic())
+                    .setPartitions(List.of(new EndQuorumEpochResponseData.PartitionData()
+                        .setPartitionIndex(METADATA_PARTITION.partition())
+                        .setErrorCode(partitionError).setLeaderId(leader).setLeaderEpoch(epoch)))));
+            if (e != null) {
+                EndQuorumEpochResponseData.NodeEndpointCollection nodes =
+                    new EndQuorumEpochResponseData.NodeEndpointCollection(1);
+                nodes.add(new EndQuorumEpochResponseData.NodeEndpoint()
+                    .setNodeId(leader).setHost(e.host()).setPort(e.port()));
+                response.setNodeEndpoints(nodes);
+            }
+            return response;
+        }
+        throw new HarnessError(path + ".api: expected BeginQuorumEpoch or EndQuorumEpoch, got " + api);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Kafka's outbound messages -> trace sends
+
+    /** A request the client sent (destination, type, fields, correlation id). */
+    ObjectNode request(int destination, int correlationId, ApiMessage data) {
+        ObjectNode send = NODES.objectNode();
+        send.put("destination", destination);
+        if (data instanceof VoteRequestData r) {
+            VoteRequestData.TopicData topic = r.topics().get(0);
+            VoteRequestData.PartitionData p = topic.partitions().get(0);
+            send.put("type", "VoteRequest");
+            send.put("replica_id", p.replicaId());
+            send.put("replica_epoch", p.replicaEpoch());
+            send.put("last_offset_epoch", p.lastOffsetEpoch());
+            send.put("last_offset", p.lastOffset());
+            send.put("pre_vote", p.preVote());
+            send.set("replica_directory_id", directory(p.replicaDirectoryId()));
+            send.set("voter_id", r.voterId() < 0 ? NODES.nullNode() : NODES.numberNode(r.voterId()));
+            send.set("voter_directory_id", directory(p.voterDirectoryId()));
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.set("topic_partition", topicPartitionJson(topic.topicName(), p.partitionIndex()));
+        } else if (data instanceof FetchRequestData r) {
+            FetchRequestData.FetchTopic topic = r.topics().get(0);
+            FetchRequestData.FetchPartition p = topic.partitions().get(0);
+            send.put("type", "FetchRequest");
+            send.put("replica_id", r.replicaState().replicaId());
+            send.put("current_leader_epoch", p.currentLeaderEpoch());
+            send.put("fetch_offset", p.fetchOffset());
+            send.put("last_fetched_epoch", p.lastFetchedEpoch());
+            send.put("max_wait_ms", r.maxWaitMs());
+            send.put("high_watermark", p.highWatermark());
+            send.set("replica_directory_id", directory(p.replicaDirectoryId()));
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.put("topic_id", topic.topicId().toString());
+            send.set("topic_partition", topicPartitionJson(topic.topic(), p.partition()));
+        } else if (data instanceof BeginQuorumEpochRequestData r) {
+            BeginQuorumEpochRequestData.TopicData topic = r.topics().get(0);
+            BeginQuorumEpochRequestData.PartitionData p = topic.partitions().get(0);
+            send.put("type", "BeginQuorumEpochRequest");
+            send.put("leader_id", p.leaderId());
+            send.put("leader_epoch", p.leaderEpoch());
+            ArrayNode endpoints = send.putArray("leader_endpoints");
+            r.leaderEndpoints().forEach(e -> endpoints.add(endpoint(e.name(), e.host(), e.port())));
+            send.set("voter_id", r.voterId() < 0 ? NODES.nullNode() : NODES.numberNode(r.voterId()));
+            send.set("voter_directory_id", directory(p.voterDirectoryId()));
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.set("topic_partition", topicPartitionJson(topic.topicName(), p.partitionIndex()));
+        } else if (data instanceof EndQuorumEpochRequestData r) {
+            EndQuorumEpochRequestData.TopicData topic = r.topics().get(0);
+            EndQuorumEpochRequestData.PartitionData p = topic.partitions().get(0);
+            send.put("type", "EndQuorumEpochRequest");
+            send.put("leader_id", p.leaderId());
+            send.put("leader_epoch", p.leaderEpoch());
+            ArrayNode successors = send.putArray("preferred_successors");
+            p.preferredSuccessors().forEach(successors::add);
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.set("topic_partition", topicPartitionJson(topic.topicName(), p.partitionIndex()));
+        } else if (data instanceof UpdateRaftVoterRequestData r) {
+            // KIP-853: a kraft.version-0 voter tells each new leader its endpoints (pollFollowerAsVoter); the trace
+            // format and the reference have no such message, so it is reported under Kafka's name and shows as a
+            // message the reference did not send
+            send.put("type", "UpdateRaftVoterRequest");
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.put("current_leader_epoch", r.currentLeaderEpoch());
+            send.put("voter_id", r.voterId());
+            send.set("voter_directory_id", directory(r.voterDirectoryId()));
+            ArrayNode listeners = send.putArray("listeners");
+            r.listeners().forEach(l -> listeners.add(endpoint(l.name(), l.host(), l.port())));
+        } else {
+            send.put("type", data.getClass().getSimpleName().replaceAll("Data$", ""));
+        }
+        send.put("correlation_id", correlationId);
+        return send;
+    }
+
+    private void leaderEndpoints(ObjectNode send, int leader, Iterable<? extends Object> nodes) {
+        ArrayNode endpoints = send.putArray("leader_endpoints");
+        for (Object node : nodes) {
+            int id;
+            String host;
+            int port;
+            if (node instanceof VoteResponseData.NodeEndpoint n) {
+                id = n.nodeId(); host = n.host(); port = n.port();
+            } else if (node instanceof FetchResponseData.NodeEndpoint n) {
+                id = n.nodeId(); host = n.host(); port = n.port();
+            } else if (node instanceof BeginQuorumEpochResponseData.NodeEndpoint n) {
+                id = n.nodeId(); host = n.host(); port = n.port();
+            } else if (node instanceof EndQuorumEpochResponseData.NodeEndpoint n) {
+                id = n.nodeId(); host = n.host(); port = n.port();
+            } else {
+                continue;
+            }
+            if (id == leader) endpoints.add(endpoint(listener.value(), host, port));
+        }
+    }
+
+    /** A response the client gave to an inbound request, as the message the trace says the node sent. */
+    ObjectNode response(int destination, int localId, int correlationId, ApiMessage data) {
+        ObjectNode send = NODES.objectNode();
+        send.put("destination", destination);
+        if (data instanceof VoteResponseData r) {
+            send.put("type", "VoteResponse");
+            send.put("source", localId);
+            send.put("error", errorName(r.errorCode()));
+            VoteResponseData.PartitionData p = r.topics().isEmpty() ? new VoteResponseData.PartitionData()
+                : r.topics().get(0).partitions().get(0);
+            send.put("partition_error", errorName(p.errorCode()));
+            send.put("leader_epoch", p.leaderEpoch());
+            send.put("leader_id", p.leaderId());
+            send.put("vote_granted", p.voteGranted());
+            leaderEndpoints(send, p.leaderId(), r.nodeEndpoints());
+            send.put("correlation_id", correlationId);
+        } else if (data instanceof FetchResponseData r) {
+            send.put("type", "FetchResponse");
+            send.put("source", localId);
+            send.put("error", errorName(r.errorCode()));
+            FetchResponseData.PartitionData p = r.responses().isEmpty() ? new FetchResponseData.PartitionData()
+                : r.responses().get(0).partitions().get(0);
+            send.put("partition_error", errorName(p.errorCode()));
+            send.put("leader_epoch", p.currentLeader().leaderEpoch());
+            send.put("leader_id", p.currentLeader().leaderId());
+            leaderEndpoints(send, p.currentLeader().leaderId(), r.nodeEndpoints());
+            send.put("high_watermark", p.highWatermark());
+            send.put("log_start_offset", p.logStartOffset());
+            ArrayNode diverging = send.putArray("diverging_epoch");
+            diverging.add(p.divergingEpoch().epoch());
+            diverging.add(p.divergingEpoch().endOffset());
+            send.set("records", recordsJson(p.records()));
+            send.put("correlation_id", correlationId);
+        } else if (data instanceof BeginQuorumEpochResponseData r) {
+            send.put("type", "QuorumEpochResponse");
+            send.put("source", localId);
+            send.put("api", "BeginQuorumEpoch");
+            send.put("error", errorName(r.errorCode()));
+            BeginQuorumEpochResponseData.PartitionData p = r.topics().isEmpty()
+                ? new BeginQuorumEpochResponseData.PartitionData() : r.topics().get(0).partitions().get(0);
+            send.put("partition_error", errorName(p.errorCode()));
+            send.put("leader_epoch", p.leaderEpoch());
+            send.put("leader_id", p.leaderId());
+            leaderEndpoints(send, p.leaderId(), r.nodeEndpoints());
+            send.put("correlation_id", correlationId);
+        } else if (data instanceof EndQuorumEpochResponseData r) {
+            send.put("type", "QuorumEpochResponse");
+            send.put("source", localId);
+            send.put("api", "EndQuorumEpoch");
+            send.put("error", errorName(r.errorCode()));
+            EndQuorumEpochResponseData.PartitionData p = r.topics().isEmpty()
+                ? new EndQuorumEpochResponseData.PartitionData() : r.topics().get(0).partitions().get(0);
+            send.put("partition_error", errorName(p.errorCode()));
+            send.put("leader_epoch", p.leaderEpoch());
+            send.put("leader_id", p.leaderId());
+            leaderEndpoints(send, p.leaderId(), r.nodeEndpoints());
+            send.put("correlation_id", correlationId);
+        } else if (data instanceof DescribeQuorumResponseData r) {
+            send.put("type", "DescribeQuorumResponse");
+            send.put("error", errorName(r.errorCode()));
+            DescribeQuorumResponseData.PartitionData p = r.topics().isEmpty()
+                ? new DescribeQuorumResponseData.PartitionData() : r.topics().get(0).partitions().get(0);
+            send.put("partition_error", errorName(p.errorCode()));
+            String message = p.errorMessage() != null ? p.errorMessage() : r.errorMessage();
+            if (message == null) send.putNull("error_message"); else send.put("error_message", message);
+            send.put("leader_id", p.leaderId());
+            send.put("leader_epoch", p.leaderEpoch());
+            send.put("high_watermark", p.highWatermark());
+            send.set("current_voters", replicas(p.currentVoters()));
+            send.set("observers", replicas(p.observers()));
+            ArrayNode nodes = send.putArray("nodes");
+            for (DescribeQuorumResponseData.Node node : r.nodes()) {
+                ArrayNode pair = nodes.addArray();
+                pair.add(node.nodeId());
+                ArrayNode listeners = pair.addArray();
+                node.listeners().forEach(l -> listeners.add(endpoint(l.name(), l.host(), l.port())));
+            }
+        } else {
+            throw new HarnessError("the client answered with a " + data.getClass().getSimpleName()
+                + ", which the raft trace format has no type for");
+        }
+        return send;
+    }
+
+    /** A Kafka timestamp on the trace's clock (-1, "never", stays -1). */
+    static long traceTime(long kafkaMs) {
+        return kafkaMs < 0 ? kafkaMs : kafkaMs - KraftspecRaftSession.CLOCK_BASE;
+    }
+
+    private static ArrayNode replicas(List<DescribeQuorumResponseData.ReplicaState> states) {
+        ArrayNode replicas = NODES.arrayNode();
+        for (DescribeQuorumResponseData.ReplicaState s : states) {
+            ObjectNode r = replicas.addObject();
+            r.put("replica_id", s.replicaId());
+            r.put("log_end_offset", s.logEndOffset());
+            r.put("last_fetch_timestamp", traceTime(s.lastFetchTimestamp()));
+            r.put("last_caught_up_timestamp", traceTime(s.lastCaughtUpTimestamp()));
+        }
+        return replicas;
+    }
+}

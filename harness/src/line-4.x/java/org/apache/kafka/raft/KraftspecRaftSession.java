@@ -1,0 +1,650 @@
+package org.apache.kafka.raft;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.kraftspec.harness.HarnessError;
+import io.kraftspec.harness.Session;
+
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.raft.errors.NotLeaderException;
+import org.apache.kafka.server.common.KRaftVersion;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.memory.MemoryPool;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.common.utils.MockTime;
+import org.apache.kafka.server.common.Feature;
+import org.apache.kafka.server.common.OffsetAndEpoch;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The {@code raft} component: one KRaft quorum node run by Apache Kafka's own {@link KafkaRaftClient}, driven by
+ * the inputs of a kraftspec raft trace (FORMAT.md, "The raft component"), with every collaborator the client takes
+ * supplied by Kafka's raft test utilities (the {@code kafka-raft} test jar) and controlled by the harness:
+ *
+ * <ul>
+ *   <li>the replicated log: {@link MockLog} (durable across restarts; a restart is {@link MockLog#reopen()}, which
+ *   drops what was not flushed), whose {@code read} returns at most {@code fetch_max_records} single-record
+ *   batches instead of MockLog's two (the reference's stand-in for {@code quorum.fetch.max.bytes}), and whose
+ *   {@code endOffsetForEpoch} answers an epoch below the first cached one as the production log does
+ *   ({@link TraceLog#endOffsetForEpoch}); every trace entry is a batch of its own;</li>
+ *   <li>the quorum-state file: {@link MockQuorumStateStore} (kraft.version 0: the static voters), durable across
+ *   restarts;</li>
+ *   <li>the network: a {@link MockNetworkChannel} whose sends are recorded in order (its correlation-id counter,
+ *   from 1, survives restarts as the reference's numbering does); responses to inbound requests are read off each
+ *   request's completion future; inbound messages are handed to the client's own dispatch
+ *   ({@code handleInboundMessage}) at the input's time. Inbound messages and the client's responses are written
+ *   and read back at their RPC version (as {@code RaftClientTestContext} does), so a field the version lacks takes
+ *   its default; the client's own requests are reported as it built them (a Fetch's topic name included);</li>
+ *   <li>the clock: {@code MockTime} (kafka-clients' test jar), set to the input's {@code now} plus
+ *   {@link #CLOCK_BASE}: Kafka's code takes its clock for epoch milliseconds (a never-fetched replica's
+ *   {@code lastFetchTimestamp} -1 counts as long ago only when {@code now - (-1)} is large, as in
+ *   {@code LeaderState.needToSendBeginQuorumRequests}; Kafka's own tests start MockTime at the wall clock), so the
+ *   trace's clock, which starts at 0, is shifted; timestamps Kafka reports (DescribeQuorum) are shifted back.
+ *   {@link MockExpirationService} expires parked fetches when the clock reaches their deadline;</li>
+ *   <li>the random source: a {@link MockableRandom} that returns the trace's draws: {@code jitter % bound} to the
+ *   election timer ({@code QuorumState.randomElectionTimeoutMs}) and {@code bootstrap % bound} to
+ *   {@code RequestManager.findReadyBootstrapServer}; any other draw is a harness error;</li>
+ *   <li>the configuration: the trace's {@code QuorumConfig} timeouts, {@code quorum.retry.backoff.ms} from
+ *   {@code retry_backoff_ms} (Kafka's default 20), {@code quorum.append.linger.ms} 0 (an append is drained by the
+ *   poll after it), static voters (kraft.version 0), {@code canBecomeVoter} false, no listener registered.</li>
+ * </ul>
+ *
+ * <p>How each input is applied (the reference's {@code raft.step}: the input, then one {@code poll}):
+ * <ul>
+ *   <li>{@code vote_request}, {@code fetch_request}, {@code begin_quorum_epoch_request},
+ *   {@code end_quorum_epoch_request}, {@code describe_quorum_request}: the message as Kafka's RPC data at the
+ *   latest version (DescribeQuorum: the message's {@code version}), handed to the client as an inbound request with
+ *   the message's correlation id; then {@code poll()}. The response (now, or later for a parked Fetch) goes to the
+ *   request's sender.</li>
+ *   <li>{@code vote_response}, {@code fetch_response}, {@code quorum_epoch_response}: an inbound response from
+ *   {@code source} with the message's correlation id, or without one the id of the last request the client sent
+ *   to {@code source} (what it has outstanding there, if anything); Fetch records become one batch per entry from
+ *   the client's log end offset; then {@code poll()}.</li>
+ *   <li>{@code tick}: {@code poll()}. {@code append}: {@code prepareAppend(epoch, records)} and
+ *   {@code schedulePreparedAppend()}, then {@code poll()} (which drains and flushes); a
+ *   {@code NotLeaderException} answers {@code last_offset: null} without a poll, as the reference does.
+ *   {@code resign}: {@code resign(epoch)}, then {@code poll()}.</li>
+ *   <li>{@code restart}: a new client (new channel, queue, clock, random source) on the reopened log and the same
+ *   quorum-state store, initialized with the static voters; no poll. {@code advance_clock}: only the trace's clock
+ *   moves (Kafka's clock moves with the next timed input).</li>
+ * </ul>
+ * Before the input, the clock is set to {@code now} (parked fetches whose deadline passed are answered then). An
+ * exception from the client is the answer {@code refused}; an input the harness cannot express is a
+ * {@link HarnessError}.
+ *
+ * <p>A node without a directory id (or cluster id) in the trace gets a fixed stand-in, since Kafka's client needs
+ * one; it is reported back as {@code null}, as the trace says it. Kafka's listener name is the voters' endpoints'
+ * (one listener per voter: static voters). Sends are reported in the trace's vocabulary
+ * ({@link KraftspecRaftMessages}): a LeaderChange record's voter sets ascending (Kafka lists a hash set), an
+ * UpdateRaftVoter request under its own type; where the client sends one request to several voters, the order it
+ * took is stated by the Python hook ({@code kraftspec.harness.raft.trace_step}) as the input's {@code order}.
+ */
+public final class KraftspecRaftSession implements Session {
+    private static final Field QUORUM = field("quorum");
+    private static final Method HANDLE_INBOUND = method("handleInboundMessage", RaftMessage.class, long.class);
+    private static final Method MAYBE_TRANSITION_TO_LEADER =
+        method("maybeTransitionToLeader", CandidateState.class, long.class);
+    private static final Method MAYBE_APPEND_BATCHES = method("maybeAppendBatches", LeaderState.class, long.class);
+    private static final Field EPOCH_START_OFFSETS = mockLogField("epochStartOffsets");
+    private static final String CLUSTER_STAND_IN = "kraftspec-harness-cluster";
+    /** Kafka's clock is the trace's plus this (2023-11-14T22:13:20Z): an epoch-millisecond clock. */
+    static final long CLOCK_BASE = 1_700_000_000_000L;
+
+    private final int localId;
+    private final TreeSet<Integer> voters = new TreeSet<>();
+    private final ListenerName listener;
+    private final Map<Integer, InetSocketAddress> voterAddresses = new TreeMap<>();
+    private final Endpoints localListeners;
+    private final int electionTimeoutMs;
+    private final int fetchTimeoutMs;
+    private final int electionBackoffMaxMs;
+    private final int requestTimeoutMs;
+    private final int fetchMaxWaitMs;
+    private final int fetchMaxRecords;
+    private final int retryBackoffMs;
+    private final Uuid directoryId;
+    private final String clusterId;
+    private final KraftspecRaftMessages messages;
+
+    // durable across restarts
+    private final TraceLog log;
+    private final MockQuorumStateStore store = new MockQuorumStateStore();
+    private final AtomicInteger correlationIds = new AtomicInteger(1);
+
+    private Incarnation node;
+    private long clock;
+    private final List<ObjectNode> sends = new ArrayList<>();
+
+    /**
+     * {@code initial}: {@code {"explicit": STATE, "granted": [ids]}}: STATE is the trace format's explicit raft
+     * state; {@code granted} (optional) are votes a node that starts as Candidate has received (then it may be
+     * elected at once, as the reference's {@code raft/leader} standard state is).
+     */
+    public KraftspecRaftSession(JsonNode initial, JsonNode request) throws Exception {
+        JsonNode explicit = initial.get("explicit");
+        if (explicit == null || !explicit.isObject()) throw new HarnessError("raft: initial needs an 'explicit' state");
+        localId = explicit.path("local_id").asInt();
+        JsonNode voterList = explicit.get("voters");
+        if (voterList == null || voterList.isNull()) {
+            voters.addAll(List.of(1, 2, 3));
+        } else {
+            voterList.forEach(v -> voters.add(v.asInt()));
+        }
+        String listenerName = null;
+        JsonNode endpoints = explicit.get("endpoints");
+        for (int voter : voters) {
+            String text = "CONTROLLER://controller" + voter + ":9093";
+            if (endpoints != null && !endpoints.isNull()) {
+                JsonNode given = endpoints.get(Integer.toString(voter));
+                if (given == null || given.size() != 1) {
+                    throw new HarnessError("raft: static voters have exactly one endpoint each; voter " + voter
+                        + " has " + given);
+                }
+                text = given.get(0).asText();
+            }
+            KraftspecRaftMessages.Endpoint e = KraftspecRaftMessages.Endpoint.parse(text, "initial.endpoints");
+            if (listenerName != null && !listenerName.equals(e.listener())) {
+                throw new HarnessError("raft: static voters share one listener; found " + listenerName + " and "
+                    + e.listener());
+            }
+            listenerName = e.listener();
+            voterAddresses.put(voter, e.address());
+        }
+        listener = ListenerName.normalised(listenerName == null ? "CONTROLLER" : listenerName);
+        localListeners = voterAddresses.containsKey(localId)
+            ? Endpoints.fromInetSocketAddresses(Map.of(listener, voterAddresses.get(localId)))
+            : Endpoints.empty();
+        JsonNode config = explicit.path("config");
+        electionTimeoutMs = config.path("election_timeout_ms").asInt(1000);
+        fetchTimeoutMs = config.path("fetch_timeout_ms").asInt(2000);
+        electionBackoffMaxMs = config.path("election_backoff_max_ms").asInt(1000);
+        requestTimeoutMs = config.path("request_timeout_ms").asInt(2000);
+        fetchMaxWaitMs = config.path("fetch_max_wait_ms").asInt(500);
+        fetchMaxRecords = config.path("fetch_max_records").asInt(1000);
+        retryBackoffMs = config.path("retry_backoff_ms").asInt(QuorumConfig.DEFAULT_QUORUM_RETRY_BACKOFF_MS);
+        String directory = KraftspecRaftMessages.stringField(explicit, "directory_id");
+        Uuid directoryStandIn = directory == null ? new Uuid(0x6b72616674737065L, 0x6861726e65737300L | localId)
+            : null;
+        directoryId = directory == null ? directoryStandIn : Uuid.fromString(directory);
+        String cluster = KraftspecRaftMessages.stringField(explicit, "cluster_id");
+        clusterId = cluster == null ? CLUSTER_STAND_IN : cluster;
+        messages = new KraftspecRaftMessages(listener, directoryStandIn, cluster == null ? CLUSTER_STAND_IN : null);
+
+        log = new TraceLog(fetchMaxRecords);
+        long now = explicit.path("now").asLong(0);
+        clock = now;
+        JsonNode entries = explicit.get("log");
+        if (entries != null && !entries.isNull() && !entries.isEmpty()) {
+            log.appendAsFollower(KraftspecRaftMessages.entriesAsRecords(entries, 0, now, "initial.log"),
+                Integer.MAX_VALUE);
+            log.flush(false);
+            log.flushedSinceLastChecked();
+        }
+        JsonNode quorumState = explicit.get("quorum_state");
+        if (quorumState != null && !quorumState.isNull()) {
+            store.writeElectionState(electionState(quorumState), KRaftVersion.KRAFT_VERSION_0);
+        }
+        node = new Incarnation(now, explicit.path("jitter").asInt(0));
+        JsonNode granted = initial.get("granted");
+        if (granted != null && !granted.isNull() && !granted.isEmpty()) {
+            CandidateState candidate = node.quorum().candidateStateOrThrow();
+            granted.forEach(v -> candidate.recordGrantedVote(v.asInt()));
+            invoke(MAYBE_TRANSITION_TO_LEADER, node.client, candidate, CLOCK_BASE + now);
+            if (node.quorum().isLeader()) {
+                // the LeaderChange record appended and flushed, BeginQuorumEpoch not yet sent (the reference's
+                // ``_to_leader``); Kafka does this at the start of its next poll
+                invoke(MAYBE_APPEND_BATCHES, node.client, node.quorum().leaderStateOrThrow(), CLOCK_BASE + now);
+            }
+            sends.clear();
+        }
+    }
+
+    private ElectionState electionState(JsonNode q) {
+        int epoch = q.path("epoch").asInt();
+        int leader = KraftspecRaftMessages.intField(q, "leader_id", -1);
+        JsonNode voted = q.get("voted_key");
+        Optional<ReplicaKey> votedKey = voted == null || voted.isNull() ? Optional.empty()
+            : Optional.of(ReplicaKey.of(voted.path("id").asInt(), KraftspecRaftMessages.uuid(voted.get("directory_id"))));
+        if (leader >= 0) return ElectionState.withElectedLeader(epoch, leader, votedKey, voters);
+        if (votedKey.isPresent()) return ElectionState.withVotedCandidate(epoch, votedKey.get(), voters);
+        return ElectionState.withUnknownLeader(epoch, voters);
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // one client incarnation
+
+    private final class Incarnation {
+        final MockTime time;
+        final MockNetworkChannel channel;
+        final MockMessageQueue queue = new MockMessageQueue();
+        final TraceRandom random = new TraceRandom();
+        final KafkaRaftClient<String> client;
+        final Map<Integer, Integer> lastSent = new HashMap<>();
+        final Metrics metrics;
+
+        Incarnation(long now, int jitter) {
+            time = new MockTime(0, CLOCK_BASE + now, 0);
+            random.jitter = jitter;
+            channel = new MockNetworkChannel(correlationIds) {
+                @Override
+                public void send(RaftRequest.Outbound request) {
+                    if (node != null && node.channel != this) return; // a dead incarnation's
+                    int destination = request.destination().id();
+                    lastSent.put(destination, request.correlationId());
+                    // as the client built it (its topic name included: the wire drops it from Fetch v13 on)
+                    sends.add(messages.request(destination, request.correlationId(), request.data()));
+                }
+
+                @Override
+                public ListenerName listenerName() {
+                    return listener;
+                }
+            };
+            Map<String, Object> settings = new HashMap<>();
+            settings.put(QuorumConfig.QUORUM_ELECTION_TIMEOUT_MS_CONFIG, electionTimeoutMs);
+            settings.put(QuorumConfig.QUORUM_FETCH_TIMEOUT_MS_CONFIG, fetchTimeoutMs);
+            settings.put(QuorumConfig.QUORUM_ELECTION_BACKOFF_MAX_MS_CONFIG, electionBackoffMaxMs);
+            settings.put(QuorumConfig.QUORUM_REQUEST_TIMEOUT_MS_CONFIG, requestTimeoutMs);
+            settings.put(QuorumConfig.QUORUM_RETRY_BACKOFF_MS_CONFIG, retryBackoffMs);
+            settings.put(QuorumConfig.QUORUM_LINGER_MS_CONFIG, 0);
+            QuorumConfig quorumConfig = new QuorumConfig(new AbstractConfig(QuorumConfig.CONFIG_DEF, settings));
+            client = new KafkaRaftClient<>(
+                OptionalInt.of(localId),
+                directoryId,
+                KraftspecRaftMessages.SERDE,
+                channel,
+                queue,
+                log,
+                MemoryPool.NONE,
+                time,
+                new MockExpirationService(time),
+                fetchMaxWaitMs,
+                false,
+                clusterId,
+                List.of(),
+                localListeners,
+                Feature.KRAFT_VERSION.supportedVersionRange(),
+                new LogContext("[kraftspec raft harness node " + localId + "] "),
+                random,
+                quorumConfig
+            );
+            metrics = new Metrics(time);
+            client.initialize(voterAddresses, store, metrics, new ExternalKRaftMetrics() {
+                @Override
+                public void setIgnoredStaticVoters(boolean ignoredStaticVoters) {
+                }
+            });
+        }
+
+        QuorumState quorum() {
+            try {
+                return (QuorumState) QUORUM.get(client);
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        void close() {
+            metrics.close();
+        }
+    }
+
+    /** The trace's draws: the election jitter and the bootstrap server's start index, told apart by the caller. */
+    private static final class TraceRandom extends MockableRandom {
+        int jitter;
+        int bootstrap;
+
+        TraceRandom() {
+            super(0L);
+        }
+
+        @Override
+        public int nextInt(int bound) {
+            boolean bootstrapDraw = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+                .walk(frames -> frames.limit(6).anyMatch(f -> f.getDeclaringClass() == RequestManager.class));
+            if (bootstrapDraw) return Math.floorMod(bootstrap, bound);
+            boolean electionDraw = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+                .walk(frames -> frames.limit(6).anyMatch(f -> f.getDeclaringClass() == QuorumState.class));
+            if (electionDraw) return Math.floorMod(jitter, bound);
+            throw new HarnessError("raft: Kafka's client drew a random number the trace has no draw for (bound "
+                + bound + ")");
+        }
+    }
+
+    /**
+     * Kafka's {@link MockLog}; {@code read} returns up to {@code fetch_max_records} batches (every batch the harness
+     * and the trace's appends make holds one record) where MockLog returns two.
+     */
+    static final class TraceLog extends MockLog {
+        private final int maxBatches;
+
+        TraceLog(int maxBatches) {
+            super(KraftspecRaftMessages.METADATA_PARTITION, Uuid.METADATA_TOPIC_ID, new LogContext());
+            this.maxBatches = maxBatches;
+        }
+
+        @Override
+        public LogFetchInfo read(long startOffset, Isolation isolation, int maxTotalBatchBytes) {
+            long maxOffset = isolation == Isolation.COMMITTED ? highWatermark().offset() : endOffset().offset();
+            if (startOffset >= maxOffset || startOffset < startOffset()) {
+                return super.read(startOffset, isolation, maxTotalBatchBytes);
+            }
+            if (startOffset > endOffset().offset()) {
+                throw new OffsetOutOfRangeException("Requested offset " + startOffset + " is larger than the log end "
+                    + "offset " + endOffset().offset());
+            }
+            ByteBuffer buffer = ByteBuffer.allocate(512);
+            int batchCount = 0;
+            int recordCount = 0;
+            LogOffsetMetadata batchStartOffset = null;
+            for (LogBatch batch : readBatches(startOffset, OptionalLong.of(maxOffset))) {
+                if (batch.entries().isEmpty() || buffer.position() >= maxTotalBatchBytes) continue;
+                if (recordCount + batch.entries().size() > maxBatches) {
+                    if (recordCount < maxBatches) {
+                        throw new HarnessError("raft: fetch_max_records " + maxBatches + " would split a batch of "
+                            + batch.entries().size() + " records (Kafka reads whole batches)");
+                    }
+                    break;
+                }
+                buffer = batch.writeTo(buffer);
+                if (batchStartOffset == null) batchStartOffset = batch.entries().get(0).logOffsetMetadata();
+                batchCount += 1;
+                recordCount += batch.entries().size();
+            }
+            buffer.flip();
+            Records records = MemoryRecords.readableRecords(buffer);
+            if (batchCount > 1) records = records.slice(0, maxTotalBatchBytes);
+            if (batchStartOffset == null) {
+                throw new RuntimeException("Expected to find at least one entry starting from offset " + startOffset);
+            }
+            return new LogFetchInfo(records, batchStartOffset);
+        }
+
+        /**
+         * As Kafka's production log answers it ({@code KafkaRaftLog.endOffsetForEpoch} over
+         * {@code LeaderEpochFileCache.endOffsetFor}): an epoch below every cached epoch gets that epoch and the first
+         * cached epoch's start offset. MockLog answers such an epoch with epoch 0 (its lower bound without a
+         * snapshot), a test double's shortcut that would change the leader's DivergingEpoch and the follower's
+         * truncation; every other case is MockLog's own answer, which is production's.
+         */
+        @Override
+        public OffsetAndEpoch endOffsetForEpoch(int epoch) {
+            List<long[]> cache = epochCache();
+            if (!cache.isEmpty() && epoch >= 0 && epoch < cache.get(0)[0] && latestSnapshotId().isEmpty()) {
+                return new OffsetAndEpoch(cache.get(0)[1], epoch);
+            }
+            return super.endOffsetForEpoch(epoch);
+        }
+
+        /** The epoch cache: (epoch, start offset) ascending, MockLog's {@code epochStartOffsets}. */
+        List<long[]> epochCache() {
+            try {
+                List<?> starts = (List<?>) EPOCH_START_OFFSETS.get(this);
+                List<long[]> cache = new ArrayList<>();
+                for (Object start : starts) {
+                    Class<?> type = start.getClass();
+                    cache.add(new long[] {
+                        ((Number) type.getDeclaredMethod("epoch").invoke(start)).longValue(),
+                        ((Number) type.getDeclaredMethod("startOffset").invoke(start)).longValue()
+                    });
+                }
+                return cache;
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // steps
+
+    @Override
+    public ObjectNode step(JsonNode input) throws Exception {
+        String action = input.path("action").asText();
+        sends.clear();
+        if (action.equals("advance_clock")) {
+            clock = input.path("now").asLong();
+            ObjectNode answer = KraftspecRaftMessages.NODES.objectNode();
+            answer.putObject("output");
+            return answer;
+        }
+        long now = input.has("now") && !input.get("now").isNull() ? input.get("now").asLong() : clock;
+        int jitter = input.path("jitter").asInt(0);
+        int bootstrap = input.path("bootstrap").asInt(0);
+        ObjectNode response = KraftspecRaftMessages.NODES.objectNode();
+        if (action.equals("restart")) {
+            clock = now;
+            node.close();
+            log.reopen();
+            node = new Incarnation(now, jitter);
+            sends.clear();
+            response.set("sends", sendsJson());
+            return output(response);
+        }
+        if (CLOCK_BASE + now < node.time.milliseconds()) {
+            throw new HarnessError("raft: time goes back from " + (node.time.milliseconds() - CLOCK_BASE) + " to "
+                + now + " (Kafka's clock is monotonic)");
+        }
+        clock = now;
+        node.random.jitter = jitter;
+        node.random.bootstrap = bootstrap;
+        node.time.setCurrentTimeMs(CLOCK_BASE + now);
+        JsonNode message = input.get("message");
+        String path = "input.message";
+        switch (action) {
+            case "tick":
+                break;
+            case "vote_request":
+                inboundRequest(message, message.path("replica_id").asInt(), messages.voteRequest(message),
+                    ApiKeys.VOTE.latestVersion(), now);
+                break;
+            case "fetch_request":
+                inboundRequest(message, message.path("replica_id").asInt(),
+                    messages.fetchRequest(message, QuorumConfig.DEFAULT_QUORUM_FETCH_MAX_BYTES),
+                    ApiKeys.FETCH.latestVersion(), now);
+                break;
+            case "begin_quorum_epoch_request":
+                inboundRequest(message, message.path("leader_id").asInt(),
+                    messages.beginQuorumEpochRequest(message, path), ApiKeys.BEGIN_QUORUM_EPOCH.latestVersion(), now);
+                break;
+            case "end_quorum_epoch_request":
+                inboundRequest(message, message.path("leader_id").asInt(), messages.endQuorumEpochRequest(message),
+                    ApiKeys.END_QUORUM_EPOCH.latestVersion(), now);
+                break;
+            case "describe_quorum_request":
+                inboundRequest(message, message.path("source").asInt(-1),
+                    KraftspecRaftMessages.describeQuorumRequest(message),
+                    (short) message.path("version").asInt(ApiKeys.DESCRIBE_QUORUM.latestVersion()), now);
+                break;
+            case "vote_response":
+                inboundResponse(message, messages.voteResponse(message, path), now);
+                break;
+            case "fetch_response":
+                inboundResponse(message, messages.fetchResponse(message, log.endOffset().offset(), now, path), now);
+                break;
+            case "quorum_epoch_response":
+                inboundResponse(message, messages.quorumEpochResponse(message, path), now);
+                break;
+            case "append": {
+                List<String> records = new ArrayList<>();
+                for (JsonNode record : input.path("records")) records.add(record.toString());
+                long offset;
+                try {
+                    offset = node.client.prepareAppend(node.quorum().epoch(), records);
+                    node.client.schedulePreparedAppend();
+                } catch (NotLeaderException e) {
+                    response.set("sends", sendsJson());
+                    response.putNull("last_offset");
+                    return output(response);
+                }
+                node.client.poll();
+                response.set("sends", sendsJson());
+                response.put("last_offset", offset);
+                return output(response);
+            }
+            case "resign":
+                node.client.resign(input.path("epoch").asInt());
+                break;
+            default:
+                throw new HarnessError("raft: unknown action '" + action + "'");
+        }
+        node.client.poll();
+        response.set("sends", sendsJson());
+        return output(response);
+    }
+
+    private ObjectNode output(ObjectNode response) {
+        ObjectNode answer = KraftspecRaftMessages.NODES.objectNode();
+        ObjectNode output = answer.putObject("output");
+        output.set("response", response);
+        output.putArray("records");
+        return answer;
+    }
+
+    private ArrayNode sendsJson() {
+        ArrayNode array = KraftspecRaftMessages.NODES.arrayNode();
+        sends.forEach(array::add);
+        sends.clear();
+        return array;
+    }
+
+    private void inboundRequest(JsonNode message, int source, ApiMessage data, short version, long now)
+        throws Exception {
+        int correlationId = message.path("correlation_id").asInt(0);
+        RaftRequest.Inbound request = new RaftRequest.Inbound(listener, correlationId, version,
+            KraftspecRaftMessages.roundTrip(data, version), CLOCK_BASE + now);
+        Incarnation current = node;
+        request.completion.whenComplete((response, exception) -> {
+            if (node != current) return; // answered by a client that has since crashed: never sent
+            if (exception != null) throw new IllegalStateException(exception);
+            sends.add(messages.response(source, localId, response.correlationId(),
+                KraftspecRaftMessages.roundTrip(response.data(), version)));
+        });
+        invoke(HANDLE_INBOUND, node.client, request, CLOCK_BASE + now);
+    }
+
+    private void inboundResponse(JsonNode message, ApiMessage data, long now) throws Exception {
+        int source = message.path("source").asInt();
+        JsonNode given = message.get("correlation_id");
+        int correlationId = given == null || given.isNull() ? node.lastSent.getOrDefault(source, -1) : given.asInt();
+        InetSocketAddress address = voterAddresses.get(source);
+        Node from = address == null ? new Node(source, "unknown", 0)
+            : new Node(source, address.getHostString(), address.getPort());
+        ApiMessage read = KraftspecRaftMessages.roundTrip(data, KraftspecRaftMessages.latest(data));
+        invoke(HANDLE_INBOUND, node.client, new RaftResponse.Inbound(correlationId, read, from), CLOCK_BASE + now);
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // post-state
+
+    @Override
+    public ObjectNode post() {
+        QuorumState quorum = node.quorum();
+        ObjectNode post = KraftspecRaftMessages.NODES.objectNode();
+        post.put("clock", clock);
+        post.put("role", quorum.isLeader() ? "Leader" : quorum.isFollower() ? "Follower"
+            : quorum.isCandidate() ? "Candidate" : quorum.isProspective() ? "Prospective"
+            : quorum.isResigned() ? "Resigned" : quorum.isUnattached() ? "Unattached" : "Unknown");
+        post.put("epoch", quorum.epoch());
+        post.put("leader_id", quorum.leaderIdOrSentinel());
+        post.set("voted_key", key(quorum.votedKey()));
+        post.put("high_watermark", quorum.highWatermark().map(LogOffsetMetadata::offset).orElse(-1L));
+        post.put("log_end_offset", log.endOffset().offset());
+        post.put("flushed_end_offset", log.firstUnflushedOffset());
+        post.put("last_fetched_epoch", log.lastFetchedEpoch());
+        ArrayNode cache = post.putArray("epoch_cache");
+        for (long[] pair : log.epochCache()) {
+            ArrayNode p = cache.addArray();
+            p.add(pair[0]);
+            p.add(pair[1]);
+        }
+        ArrayNode entries = post.putArray("log");
+        for (MockLog.LogBatch batch : log.readBatches(log.startOffset(), OptionalLong.empty())) {
+            MemoryRecords records = MemoryRecords.readableRecords(batch.writeTo(ByteBuffer.allocate(256)).flip());
+            entries.addAll(KraftspecRaftMessages.recordsJson(records));
+        }
+        ObjectNode file = post.putObject("quorum_state_file");
+        Optional<ElectionState> stored = store.readElectionState();
+        file.put("epoch", stored.map(ElectionState::epoch).orElse(0));
+        file.put("leader_id", stored.map(ElectionState::leaderIdOrSentinel).orElse(-1));
+        file.set("voted_key", key(stored.flatMap(ElectionState::optionalVotedKey)));
+        return post;
+    }
+
+    private JsonNode key(Optional<ReplicaKey> key) {
+        if (key.isEmpty()) return KraftspecRaftMessages.NODES.nullNode();
+        ObjectNode k = KraftspecRaftMessages.NODES.objectNode();
+        k.put("id", key.get().id());
+        k.set("directory_id", messages.directory(key.get().directoryId().orElse(null)));
+        return k;
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // reflection on the client's private members (the harness drives the client's own dispatch)
+
+    private static Field field(String name) {
+        try {
+            Field f = KafkaRaftClient.class.getDeclaredField(name);
+            f.setAccessible(true);
+            return f;
+        } catch (NoSuchFieldException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static Field mockLogField(String name) {
+        try {
+            Field f = MockLog.class.getDeclaredField(name);
+            f.setAccessible(true);
+            return f;
+        } catch (NoSuchFieldException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static Method method(String name, Class<?>... types) {
+        try {
+            Method m = KafkaRaftClient.class.getDeclaredMethod(name, types);
+            m.setAccessible(true);
+            return m;
+        } catch (NoSuchMethodException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static Object invoke(Method method, Object target, Object... args) throws Exception {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Exception exception) throw exception;
+            if (cause instanceof Error error) throw error;
+            throw e;
+        }
+    }
+}

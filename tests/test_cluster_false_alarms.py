@@ -1,0 +1,85 @@
+"""False alarms that real clusters' logs raised (issue 20, item 4): a cluster.id that is not a base64 UUID is a note,
+and a broker's listeners or a controller's features, which Kafka builds from hash maps, compare as collections keyed
+by name when a snapshot is compared with the log."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kraftspec.reference.broker_registration import BrokerRegistration
+from kraftspec.reference.records import Endpoint, FeatureRange
+from kraftspec.traces.metalog.audit import audit_paths
+from kraftspec.traces.metalog.corpus import data_dirs
+from kraftspec.traces.metalog.files import read_meta_properties
+from kraftspec.traces.metalog.image import Image, differences
+
+
+def test_a_cluster_id_that_is_not_a_uuid_is_a_note_not_an_error(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(data_dirs()[0], data)
+    meta = data / "meta.properties"
+    text = meta.read_text()
+    lines = [line if not line.startswith("cluster.id=") else "cluster.id=Some(my-cluster)" for line in text.splitlines()]
+    meta.write_text("\n".join(lines) + "\n")
+    assert read_meta_properties(str(meta)).cluster_id == "Some(my-cluster)"
+    report = audit_paths([str(data)])
+    assert report.ok and report.exit_code == 0, report.render()
+    directory = report.directories[0]
+    assert directory.cluster_id == "Some(my-cluster)"
+    note = next(f.note for f in directory.files if f.kind == "meta.properties")
+    assert note is not None and "not a base64 UUID" in note
+
+
+def test_listeners_and_features_compare_by_name_not_by_order() -> None:
+    listeners = (Endpoint("PLAINTEXT", "h", 9092), Endpoint("CONTROLLER", "h", 9093))
+    features = (FeatureRange("metadata.version", 7, 27), FeatureRange("kraft.version", 0, 1))
+    log, snapshot = Image(), Image()
+    log.brokers[1] = BrokerRegistration(1, 5, "inc", listeners=listeners, features=features)
+    snapshot.brokers[1] = BrokerRegistration(1, 5, "inc", listeners=listeners[::-1], features=features[::-1])
+    log.controllers[3] = ("inc3", False, listeners, features)
+    snapshot.controllers[3] = ("inc3", False, listeners, features[::-1])
+    assert differences(log, snapshot) == []
+    snapshot.brokers[1] = BrokerRegistration(1, 5, "inc", listeners=(Endpoint("PLAINTEXT", "h", 9094),), features=features)
+    assert [d.split("[")[0] for d in differences(log, snapshot)] == ["brokers"]
+
+
+def test_a_fenced_broker_in_an_isr_of_a_pre_3_3_log_names_the_kafka_version_that_explains_it() -> None:
+    from kraftspec.reference.records import PartitionRecord
+    from kraftspec.traces.metalog.rules import History, isr_additions_active
+
+    image = Image()
+    image.brokers[1] = BrokerRegistration(1, 5, "a", fenced=False)
+    image.brokers[2] = BrokerRegistration(2, 6, "b", fenced=True)
+    record = PartitionRecord(0, "t", (1, 2), (1, 2), 1)
+    old = isr_additions_active(image, History(), record, 10)
+    assert old is not None and "KAFKA-13916" in old and "3.0–3.2" in old
+    image.features["metadata.version"] = 7  # 3.3-IV3: a version that has the fix, so no explanation
+    new = isr_additions_active(image, History(), record, 10)
+    assert new == "broker 2 added to ISR (1, 2) while fenced"
+
+
+def test_a_refused_meta_properties_is_not_headlined_unreadable_when_the_log_was_read(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(data_dirs()[0], data)
+    (data / "meta.properties").write_text("version=7\nnode.id=1\n")
+    report = audit_paths([str(data)])
+    head = report.render().splitlines()[0]
+    assert "META.PROPERTIES REFUSED" in head and "UNREADABLE" not in head and "VIOLATIONS" not in head
+    assert report.directories[0].violation_count == 0 and report.directories[0].log_end_offset
+
+
+def test_an_epoch_assigned_at_the_log_end_without_its_batch_is_tolerated(tmp_path: Path) -> None:
+    """A node stopped right after becoming leader: its checkpoint lists the new epoch at the log end, where no batch
+    was appended yet (seen on a controller of a real 4.3.1 cluster stopped at once)."""
+    data = tmp_path / "data"
+    shutil.copytree(data_dirs()[0], data)
+    checkpoint = data / "__cluster_metadata-0" / "leader-epoch-checkpoint"
+    version, _, *entries = checkpoint.read_text().split("\n")
+    entries = [e for e in entries if e]
+    end = audit_paths([str(data)]).directories[0].log_end_offset
+    for extra, clean in ((f"7 {end}", True), (f"7 {end - 1}", False)):
+        checkpoint.write_text("\n".join([version, str(len(entries) + 1), *entries, extra]) + "\n")
+        report = audit_paths([str(data)])
+        rules = [v.rule for v in report.directories[0].violations]
+        assert rules == ([] if clean else ["leader_epoch_checkpoint_matches"]), report.render()

@@ -1,0 +1,59 @@
+"""The Kafka harness's own plumbing: build, protocol, refusals and harness errors (the `echo` component)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftspec.harness.adapter import hooks
+from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, HarnessUnavailable, kafka_line, shared
+from kraftspec.harness.kafka_records import snake_case, to_trace
+
+
+def test_the_harness_runs_the_asked_kafka_version() -> None:
+    process = shared(DEFAULT_VERSION)
+    assert process.kafka_version == DEFAULT_VERSION
+    assert "echo" in process.components
+
+
+def test_a_step_answers_output_and_post_and_kafka_exceptions_are_refusals() -> None:
+    process = shared(DEFAULT_VERSION)
+    process.open("echo", {})
+    assert process.step({"action": "x", "n": 1}) == {"output": {"response": {"action": "x", "n": 1}},
+                                                     "post": {"steps": 1}}
+    refused = process.step({"action": "fail"})
+    assert refused == {"refused": {"exception": "java.lang.IllegalStateException", "message": "asked to fail"}}
+    steps = process.run("echo", {}, [{"action": "a"}, {"action": "fail"}, {"action": "never"}])
+    assert [sorted(s) for s in steps] == [["output", "post"], ["refused"]]  # stops after the refusal
+
+
+def test_an_input_the_harness_cannot_express_is_an_error_not_a_verdict() -> None:
+    process = shared(DEFAULT_VERSION)
+    process.open("echo", {})
+    with pytest.raises(HarnessError, match="not expressible"):
+        process.step({"action": "unsupported"})
+    with pytest.raises(HarnessError, match="no component 'nope'"):
+        process.open("nope", {})
+
+
+def test_versions_map_to_source_lines_and_old_ones_are_refused() -> None:
+    assert kafka_line("4.3.1") == "4.x" and kafka_line("3.9.1") == "3.9"
+    with pytest.raises(HarnessUnavailable):
+        kafka_line("3.8.0")
+    with pytest.raises(HarnessUnavailable):
+        kafka_line("latest")
+
+
+def test_kafka_record_json_maps_onto_the_trace_names() -> None:
+    assert snake_case("inControlledShutdown") == "in_controlled_shutdown"
+    assert snake_case("minSupportedVersion") == "min_supported"
+    record = {"offset": 4, "type": "RegisterControllerRecord", "version": 0,
+              "data": {"controllerId": 1, "endPoints": [{"name": "CONTROLLER", "securityProtocol": 0}],
+                       "features": [{"name": "kraft.version", "minSupportedVersion": 0, "maxSupportedVersion": 1}]}}
+    assert to_trace(record) == {"offset": 4, "type": "RegisterControllerRecord", "version": 0, "controller_id": 1,
+                                "end_points": [{"name": "CONTROLLER", "security_protocol": 0}],
+                                "features": [{"name": "kraft.version", "min_supported": 0, "max_supported": 1}]}
+
+
+def test_a_component_without_hooks_is_named() -> None:
+    with pytest.raises(KeyError, match="does not cover"):
+        hooks("echo")
