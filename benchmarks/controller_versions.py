@@ -14,45 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable
 
-from kraftspec.differential_controller import profile
+from kraftspec.differential_controller import VERSION_CASES as CASES, profile
 from kraftspec.harness import jvm
 from kraftspec.harness.adapter import hooks
 from kraftspec.harness.conform import judge, kafka_trace
 from kraftspec.reference.controller_registration import CONTROLLER_BEHAVIOURS
 from kraftspec.traces.format import trace_from_json, trace_to_json
-
-LISTENER = {"name": "CONTROLLER", "host": "controller1", "port": 9093, "security_protocol": 0}
-MANAGER = {"node_id": 1, "incarnation_id": "inc1", "listeners": [LISTENER]}
-
-
-def initial(mv: int = 15, **fields: Any) -> dict[str, Any]:
-    return {"metadata_version": mv, "raft_leader_id": 1, "manager": {**MANAGER, **fields}}
-
-
-def response(step: Any) -> Any:
-    return step.response
-
-
-CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]], Callable[[Any], str]]] = [
-    ("RegisterControllerRecord's ZkMigrationReady for a request saying true", initial(),
-     [{"action": "register_controller", "request": {"controller_id": 1, "incarnation_id": "inc1",
-                                                    "zk_migration_ready": True, "listeners": [LISTENER]}}],
-     lambda steps: f"zk_migration_ready {str(steps[-1].records[0][1].zk_migration_ready).lower()}"),
-    ("a channel timeout, then the resend deadline", initial(),
-     [{"action": "start"}, {"action": "on_metadata_update", "metadata_version": 15},
-      {"action": "on_response", "error": "REQUEST_TIMED_OUT", "now": 0}, {"action": "on_deadline", "now": 1000}],
-     lambda steps: f"resends {len(steps[-1].response['sends'])}, pending {steps[-1].post['pending_rpcs']}"),
-    ("DescribeCluster v2 (IncludeFencedBrokers)", initial(),
-     [{"action": "check_request_serializable", "request": {"version": 2}}],
-     lambda steps: "serializable" if steps[-1].response["serializable"] else steps[-1].response["message"]),
-    ("a controller's DescribeCluster denied ALTER", initial(),
-     [{"action": "describe_cluster", "request": {"version": 1, "endpoint_type": 2}, "receiver": "controller",
-       "authorization": {"alter_cluster": False}}],
-     lambda steps: steps[-1].response["error_message"]),
-]
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

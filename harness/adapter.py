@@ -1,17 +1,19 @@
 """Kafka as a :class:`kraftspec.oracle.Adapter`: the reference's differential machines drive Kafka's own code.
 
 A component's hooks live in ``kraftspec.harness.<component>``: ``kafka_initial`` (a trace's ``initial`` object
-as the harness session opens it), optionally ``kafka_input`` (an input as Kafka gets it) and ``trace_step``
-(Kafka's answer as a trace step). :func:`hooks` fills in the defaults.
+as the harness session opens it), optionally ``kafka_input`` (an input as Kafka gets it), ``trace_step`` (Kafka's
+answer as a trace step) and ``CHOICES`` (the input fields where a step may state what Kafka chose). :func:`hooks`
+fills in the defaults.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from kraftspec.harness.jvm import DEFAULT_VERSION, KafkaProcess, shared
+from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, KafkaProcess, shared
 from kraftspec.harness.kafka_records import to_trace
 
 
@@ -41,11 +43,39 @@ def default_trace_step(input: Mapping[str, Any], answer: Mapping[str, Any]) -> d
 
 @dataclass(frozen=True)
 class Hooks:
-    """How one component's trace vocabulary meets its harness session."""
+    """How one component's trace vocabulary meets its harness session.
+
+    ``choices``: the input fields (dotted paths) where a step may state a choice Kafka made; every other field of
+    the step's input must be the input as given (:meth:`checked_step`), so a harness that changed what it fed
+    Kafka cannot pass its change off as the trace's input.
+    """
 
     kafka_initial: Callable[[Mapping[str, Any]], dict[str, Any]]
     kafka_input: Callable[[Mapping[str, Any]], dict[str, Any]]
     trace_step: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+    choices: frozenset[str] = frozenset()
+
+    def checked_step(self, given: Mapping[str, Any], sent: Mapping[str, Any],
+                     answer: Mapping[str, Any]) -> dict[str, Any]:
+        """Kafka's answer to ``sent`` (``given`` as Kafka got it) as a step whose input is ``given`` plus Kafka's choices."""
+        step = self.trace_step(sent, answer)
+        if _without(step["input"], self.choices) != _without(given, self.choices):
+            raise HarnessError(f"the harness changed the input: the trace gave {json.dumps(dict(given))}, "
+                               f"Kafka's step states {json.dumps(step['input'])} (only {sorted(self.choices)} "
+                               "may state Kafka's choices)")
+        return step
+
+
+def _without(obj: Mapping[str, Any], paths: frozenset[str]) -> dict[str, Any]:
+    """``obj`` without the fields at the dotted ``paths``."""
+    kept = dict(obj)
+    for path in paths:
+        head, _, rest = path.partition(".")
+        if not rest:
+            kept.pop(head, None)
+        elif isinstance(kept.get(head), dict):
+            kept[head] = _without(kept[head], frozenset([rest]))
+    return kept
 
 
 def hooks(component: str) -> Hooks:
@@ -58,7 +88,8 @@ def hooks(component: str) -> Hooks:
         raise KeyError(f"the Kafka harness does not cover the {component!r} component") from None
     return Hooks(kafka_initial=module.kafka_initial,
                  kafka_input=getattr(module, "kafka_input", dict),
-                 trace_step=getattr(module, "trace_step", default_trace_step))
+                 trace_step=getattr(module, "trace_step", default_trace_step),
+                 choices=frozenset(getattr(module, "CHOICES", ())))
 
 
 class KafkaAdapter:
@@ -79,5 +110,5 @@ class KafkaAdapter:
         answer = self.process.step(sent)
         if "refused" in answer:
             raise KafkaRefused(answer["refused"]["exception"], answer["refused"]["message"])
-        step = self.hooks.trace_step(sent, answer)
+        step = self.hooks.checked_step(input, sent, answer)
         return {"input": step["input"], **step.get("output", {})} | ({"post": step["post"]} if "post" in step else {})

@@ -94,6 +94,10 @@ ORDERED_ACTIONS = frozenset({"register_broker", "heartbeat", "fence_stale_broker
 """Inputs whose partition changes Kafka makes in a hash-keyed index's order (their ``order``)."""
 
 
+CHOICES = ("which", "order", "topic.topic_id")
+"""The input fields where a step states what Kafka chose (see the module's docstring)."""
+
+
 def kafka_input(input: Mapping[str, Any]) -> dict[str, Any]:
     """The input as Kafka gets it: a stated ``order`` is Kafka's own choice, so it is not sent."""
     return {key: value for key, value in input.items() if key != "order"}

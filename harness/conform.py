@@ -67,9 +67,10 @@ def kafka_trace(trace: Trace, process: KafkaProcess, component_hooks: Hooks) -> 
     for index, (sent, answer) in enumerate(zip(inputs, answers)):
         if "refused" in answer:
             refusal = answer["refused"]
-            steps.append(step_from_json(component, {"input": sent}, f"steps[{index}]"))
+            steps.append(step_from_json(component, {"input": obj["steps"][index]["input"]}, f"steps[{index}]"))
             break
-        steps.append(step_from_json(component, component_hooks.trace_step(sent, answer), f"kafka steps[{index}]"))
+        step = component_hooks.checked_step(obj["steps"][index]["input"], sent, answer)
+        steps.append(step_from_json(component, step, f"kafka steps[{index}]"))
     meta = {**trace.meta, "generator": f"kraftspec conform --kafka {process.kafka_version}",
             "recorded_from": trace.id}
     return replace(trace, steps=tuple(steps), meta=meta), refusal

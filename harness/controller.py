@@ -7,8 +7,8 @@
 * :func:`trace_step`: Kafka's answer as a trace step, in the trace's names again. Where Kafka drew a random value,
   the step's input states Kafka's draw so that the reference takes the same: ``on_response``'s ``jitter`` (the
   ``ThreadLocalRandom.nextDouble()`` that Kafka's ``ExponentialBackoff.backoff`` took) and ``describe_cluster``'s
-  ``chooser`` (the broker ``KRaftMetadataCache.getRandomAliveBrokerId`` returned, as its index among the unfenced
-  brokers in id order, the reference's convention) and ``order`` (the order Kafka iterated the image's
+  ``chooser`` (the broker ``KRaftMetadataCache.getRandomAliveBrokerId`` picked, as the response's controller id
+  shows it, as an index among the unfenced brokers in id order, the reference's convention) and ``order`` (the order Kafka iterated the image's
   registrations in, a ``HashMap`` order, stated when it is not id order).
 
 Incarnation ids: Kafka's are ``Uuid``s, a trace's any string. A name maps to the Uuid made of the first 16 bytes
@@ -66,6 +66,10 @@ def kafka_initial(initial: Mapping[str, Any]) -> dict[str, Any]:
         "controllers": [_with_uuid(to_json(c)) for _, c in sorted(image.controllers.items())],
         "manager": _with_uuid(to_json(manager)),
     }
+
+
+CHOICES = ("jitter", "chooser", "order")
+"""The input fields where a step states what Kafka chose (see the module's docstring)."""
 
 
 def kafka_input(input: Mapping[str, Any]) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def build(version: str = DEFAULT_VERSION, *, quiet: bool = True) -> tuple[Path, 
         classpath_file = out / "classpath.txt"
         if not classpath_file.exists():
             command = ["mvn", "-B", "-f", str(SOURCE / "pom.xml"), f"-Dkafka.version={version}",
-                       f"-Dkafka.line={line}", f"-Dkafka.testjar.version={TEST_JAR_VERSION.get(version, version)}",
+                       f"-Dkafka.line={line}", f"-Dkafka.release={'.'.join(version.split('.')[:2])}",
+                       f"-Dkafka.testjar.version={TEST_JAR_VERSION.get(version, version)}",
                        f"-Dharness.out={out}", "package"]
             if quiet:
                 command.insert(1, "-q")

@@ -22,6 +22,9 @@ from kraftspec.harness.adapter import default_trace_step
 from kraftspec.reference import partition_leader
 from kraftspec.traces import partition_trace
 
+CHOICES = ("order",)
+"""The input field where a step states what Kafka chose: the order it visited partitions in."""
+
 EVENT_ACTIONS = frozenset({
     "handle_broker_fenced", "handle_broker_unfenced", "handle_broker_in_controlled_shutdown",
     "handle_broker_unregistered", "handle_broker_shutdown", "maybe_balance_partition_leaders",

@@ -22,6 +22,8 @@ from typing import Any, Mapping
 from kraftspec.harness.adapter import default_trace_step
 from kraftspec.traces import raft_trace
 
+CHOICES = ("order",)
+"""The input field a step may add to state Kafka's choice: the order of one round of requests (:func:`trace_step`)."""
 LEADER_STATE = {"local_id": 1, "quorum_state": {"epoch": 1, "voted_key": {"id": 1}}}
 """``raft/leader`` before its election: node 1 restarted from a stored self-vote in epoch 1 (a Candidate);
 ``elected_leader`` then counts voter 2's vote, which elects it at time 0 (its LeaderChange record written)."""

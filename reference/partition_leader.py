@@ -86,6 +86,9 @@ class PartitionLeaderState:
     eligible_brokers: FrozenMap[int, int]
     pending: Optional[PendingIsrChange] = None
     replica_lag_time_max_ms: int = REPLICA_LAG_TIME_MAX_MS
+    alive_brokers: FrozenMap[int, int] = FrozenMap()
+    """The metadata cache's ``getAliveBrokerEpoch``: broker → epoch for registered, unfenced brokers (shutting down
+    or not); a follower fetching with an older epoch is fenced (``Replica.updateFetchStateOrThrow``)."""
 
     @property
     def maximal_isr(self) -> tuple[int, ...]:
@@ -96,6 +99,11 @@ class PartitionLeaderState:
 def eligible_broker_epochs(brokers: Mapping[int, BrokerRegistration]) -> FrozenMap[int, int]:
     """The metadata cache's view for ISR eligibility: broker → epoch for registered, unfenced, not-ICS brokers."""
     return FrozenMap({b: r.epoch for b, r in brokers.items() if r.is_active})
+
+
+def alive_broker_epochs(brokers: Mapping[int, BrokerRegistration]) -> FrozenMap[int, int]:
+    """``KRaftMetadataCache.getAliveBrokerEpoch``: broker → epoch for registered, unfenced brokers."""
+    return FrozenMap({b: r.epoch for b, r in brokers.items() if not r.fenced})
 
 
 def become_leader(
@@ -137,6 +145,7 @@ def become_leader(
         followers=followers,
         eligible_brokers=eligible_broker_epochs(brokers),
         replica_lag_time_max_ms=replica_lag_time_max_ms,
+        alive_brokers=alive_broker_epochs(brokers),
     )
     return maybe_increment_high_watermark(state, now_ms)
 
@@ -147,22 +156,42 @@ def update_leader_metadata(
     brokers: Mapping[int, BrokerRegistration],
     now_ms: int,
 ) -> PartitionLeaderState:
-    """§2.12 ``makeLeader`` again at the same leader epoch (ISR/partition-epoch change): adopt the
-    committed ISR (RECOVERED, as ``become_leader``), drop any pending change, refresh the broker view, maybe advance
-    the HW. A request already with the AlterPartitionManager stays there (the caller's ``in_flight``)."""
+    """§2.12 ``Partition.makeLeader`` for a broker that already leads: the broker view is refreshed; a registration
+    at an older partition epoch changes nothing else (Kafka skips it); otherwise the leader adopts the committed
+    ISR (RECOVERED, as ``become_leader``), drops any pending change and maybe advances the HW.
+
+    A higher leader epoch (the controller bumped it, e.g. on a reassignment, keeping this leader) starts anew at
+    the LEO: leader epoch and epoch start offset, and every follower's fetch state reset as Kafka 4.3
+    ``Replica.resetReplicaState`` does for a leader that already led (its log end and broker epoch kept, its last
+    fetch at the LEO, caught up as of now if in the ISR, else at 0). A request already with the
+    AlterPartitionManager stays there (the caller's ``in_flight``).
+    """
+    brokers_view = {"eligible_brokers": eligible_broker_epochs(brokers), "alive_brokers": alive_broker_epochs(brokers)}
+    if registration.partition_epoch < state.partition_epoch:
+        return evolve(state, **brokers_view)
     followers = dict(state.followers)
     for r in registration.replicas:
         if r != state.broker_id and r not in followers:
             followers[r] = FollowerState()
+    followers = {r: f for r, f in followers.items() if r in registration.replicas}
+    new_epoch: dict[str, int] = {}
+    if registration.leader_epoch > state.leader_epoch:
+        leo = state.log_end_offset
+        followers = {r: evolve(f, last_fetch_leader_leo=leo,
+                               last_fetch_time_ms=now_ms if r in registration.isr else 0,
+                               last_caught_up_ms=now_ms if r in registration.isr else 0)
+                     for r, f in followers.items()}
+        new_epoch = {"leader_epoch": registration.leader_epoch, "leader_epoch_start_offset": leo}
     updated = evolve(
         state,
         partition_epoch=registration.partition_epoch,
         replicas=registration.replicas,
         isr=registration.isr,
         leader_recovery_state=RECOVERED,
-        followers=FrozenMap({r: f for r, f in followers.items() if r in registration.replicas}),
-        eligible_brokers=eligible_broker_epochs(brokers),
+        followers=FrozenMap(followers),
         pending=None,
+        **brokers_view,
+        **new_epoch,
     )
     return maybe_increment_high_watermark(updated, now_ms)
 
@@ -170,7 +199,7 @@ def update_leader_metadata(
 def update_broker_metadata(state: PartitionLeaderState, brokers: Mapping[int, BrokerRegistration]) -> PartitionLeaderState:
     """§2.12: a metadata update that changes only broker registrations refreshes the leader's broker view
     (fenced / shutting down / epochs) used for ISR eligibility; the partition state stays as it is."""
-    return evolve(state, eligible_brokers=eligible_broker_epochs(brokers))
+    return evolve(state, eligible_brokers=eligible_broker_epochs(brokers), alive_brokers=alive_broker_epochs(brokers))
 
 
 def is_replica_isr_eligible(state: PartitionLeaderState, replica: int) -> bool:
@@ -240,7 +269,8 @@ def follower_fetch(
     """§2.12 ``updateFollowerFetchState``: record the fetch, maybe propose an ISR expansion, maybe move the HW.
 
     Expansion needs no change in flight, the follower outside the ISR, ISR-eligible, and its LEO at
-    least the HW and the leader-epoch start offset. A fetch beyond the leader's LEO is out of range.
+    least the HW and the leader-epoch start offset. A fetch outside the leader's log (beyond its LEO, below 0) is
+    out of range, and one with a broker epoch older than the follower's alive registration is fenced (both raise).
     ``in_flight``: the broker's AlterPartitionManager still holds an unanswered request for the partition (sent
     before new metadata dropped the pending change); Kafka 4.3 ``DefaultAlterPartitionManager.submit`` then fails
     the new one at once with OPERATION_NOT_ATTEMPTED and ``Partition.handleAlterPartitionError`` reverts it: no
@@ -250,6 +280,12 @@ def follower_fetch(
         raise ValueError(f"broker {follower} is not a follower of this partition")
     if fetch_offset > state.log_end_offset:
         raise ValueError(f"fetch offset {fetch_offset} beyond the log end offset {state.log_end_offset}")
+    if fetch_offset < 0:
+        raise ValueError(f"fetch offset {fetch_offset} below the log start offset 0")
+    alive = state.alive_brokers.get(follower)
+    if broker_epoch != -1 and alive is not None and alive > broker_epoch:
+        raise ValueError(f"stale fetch from broker {follower} at epoch {broker_epoch}: its registration has epoch "
+                         f"{alive} (Kafka 4.3 Replica.updateFetchStateOrThrow fences it, NOT_LEADER_OR_FOLLOWER)")
     previous = state.followers[follower]
     caught_up_ms = last_caught_up_time(
         fetch_offset, state.log_end_offset, fetch_time_ms,

@@ -94,7 +94,7 @@ Unanswered(m) == \/ m.type = "VoteResp" /\ m.reqEpoch = -1
 
 (* Why the spec cannot judge step s from the current state ("" when it can). *)
 OutsideReason(s) ==
-    CASE pre /\ (s.kind \in {"prevote", "tick"} \/ (s.kind = "msg" /\ Unanswered(s.m)))
+    CASE pre /\ (s.kind \in {"prevote", "tick", "prevotereq"} \/ (s.kind = "msg" /\ Unanswered(s.m)))
              /\ s.role \in {"Unattached", "Follower"} ->
             "the node loses its pre-vote (the spec takes the pre-vote as won)"
       [] ~pre /\ s.kind = "prevote" -> "a pre-vote response reaches a node that is not in its pre-vote"

@@ -132,6 +132,11 @@ BecomeLeader(b) ==
 UpdateLeader(b) ==
     WithHw(b, [ls[b] EXCEPT !.pe = partitionEpoch, !.isr = isr, !.elig = Elig, !.pending = NoPending], Len(log[b]))
 
+(* The broker's AlterPartitionManager holds one request per partition until its answer: while one of b's *)
+(* current incarnation is on the wire, a new proposal fails at once (OPERATION_NOT_ATTEMPTED) and is     *)
+(* reverted (DefaultAlterPartitionManager.submit, Partition.handleAlterPartitionError).                  *)
+Queued(b) == \E m \in net : m.s = b /\ m.se = brokerEpoch[b]
+
 (* addBrokerEpochToIsr: own broker epoch for the leader, last fetch epoch for others, -1 if unknown. *)
 Proposal(b, s, newIsr) ==
     [s |-> b, se |-> brokerEpoch[b], le |-> s.epoch, pe |-> s.pe,
@@ -223,7 +228,7 @@ FollowerFetch(f) ==
               c == CommonPrefix(log[f], log[l])
               s1 == [s EXCEPT !.leo[f] = c, !.fep[f] = brokerEpoch[f]]
               expand == /\ s1.pending = NoPending /\ f \notin s1.isr /\ Eligible(s1, f)
-                        /\ c >= s1.hw /\ c >= s1.start
+                        /\ c >= s1.hw /\ c >= s1.start /\ ~Queued(l)
               s2 == IF expand THEN [s1 EXCEPT !.pending = [isr |-> s1.isr \cup {f}, max |-> s1.isr \cup {f}]] ELSE s1
               s3 == IF s.leo[f] # c THEN WithHw(l, s2, Len(log[l])) ELSE s2
           IN /\ ls' = [ls EXCEPT ![l] = s3]
@@ -233,13 +238,14 @@ FollowerFetch(f) ==
        /\ Commit
 
 (* maybeShrinkIsr: propose the ISR without the followers not at the leader's LEO; nothing while an *)
-(* AlterPartition is in flight; the maximal ISR stays the old ISR.                                *)
+(* AlterPartition is in flight (pending, or still queued); the maximal ISR stays the old ISR.     *)
 MaybeShrinkIsr(b) ==
     LET s == ls[b]
         out == {r \in s.isr \ {b} : s.leo[r] # Len(log[b])}
     IN /\ Bounded
        /\ Leading(b)
        /\ s.pending = NoPending
+       /\ ~Queued(b)
        /\ out # {}
        /\ ls' = [ls EXCEPT ![b].pending = [isr |-> s.isr \ out, max |-> s.isr]]
        /\ net' = net \cup {Proposal(b, s, s.isr \ out)}

@@ -99,10 +99,10 @@ OutsideReason(s) ==
 (* (delivered: "yes" the sender's Result step is next, "no" another step is, "end" the trace ends).  *)
 DeliveryReason(s) ==
     CASE s.act # "Alter" -> ""
-      [] s.delivered = "yes" /\ ~(Current(s.msg) /\ Leading(s.msg.s)) ->
-            "the answer reaches a broker that no longer leads in the incarnation that sent the request"
-      [] s.delivered = "no" /\ Answered(s.msg) ->
-            "the answer does not reach the leader with the request (the spec delivers it at once)"
+      [] s.delivered = "yes" /\ ~Current(s.msg) ->
+            "the answer reaches a broker incarnation that did not send the request"
+      [] s.delivered = "no" /\ Current(s.msg) ->
+            "the answer does not reach the incarnation that sent the request (the spec delivers it at once)"
       [] OTHER -> ""
 
 (* The request a fetch or an ISR check of leader s.b proposed, on the wire after the step. *)

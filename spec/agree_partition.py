@@ -189,6 +189,12 @@ def common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
     return n
 
 
+def queued(state: ExploredState, b: int) -> bool:
+    """The spec's ``Queued(b)``: broker ``b``'s current incarnation has an AlterPartition on the wire, which its
+    AlterPartitionManager holds until the answer (a new proposal fails with OPERATION_NOT_ATTEMPTED)."""
+    return any(m.sender == b and m.sender_epoch == state.brokers[b].epoch for m in state.net)
+
+
 def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
     for b in REPLICAS:
         yield Step("Learn", f"broker {b} learns the partition (become_leader / update_leader_metadata)", _learn(state, b))
@@ -198,7 +204,7 @@ def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> It
                        replace(state, logs=_set(state.logs, b - 1, state.logs[b - 1] + (leader.leader_epoch,)),
                                leaders=_set(state.leaders, b - 1, pl.append(leader, 1, 0)), appends=state.appends + 1))
         if leader is not None:
-            shrunk, request = pl.maybe_shrink_isr(leader, 0)
+            shrunk, request = pl.maybe_shrink_isr(leader, 0, in_flight=queued(state, b))
             if request is not None:
                 yield Step("MaybeShrinkIsr", f"maybe_shrink_isr(leader {b})",
                            replace(state, leaders=_set(state.leaders, b - 1, shrunk),
@@ -207,7 +213,8 @@ def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> It
         served = state.leaders[source - 1] if source not in (NO_LEADER, b) else None
         if served is not None and served.leader_epoch == epoch:
             offset = common_prefix(state.logs[b - 1], state.logs[source - 1])
-            fetched, request = pl.follower_fetch(served, b, offset, 0, state.brokers[b].epoch)
+            fetched, request = pl.follower_fetch(served, b, offset, 0, state.brokers[b].epoch,
+                                                 in_flight=queued(state, source))
             net = state.net if request is None else state.net | {InFlight(source, state.brokers[source].epoch, request)}
             yield Step("FollowerFetch", f"follower_fetch(leader {source}, follower {b}, offset {offset})",
                        replace(state, leaders=_set(state.leaders, source - 1, fetched), net=net,

@@ -12,6 +12,7 @@ Larger runs: ``benchmarks/differential_kafka_controller.py`` (100,000+ steps) an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -20,11 +21,18 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from kraftspec import traces as traces_package
-from kraftspec.differential_controller import ControllerDifferential, ControllerDivergence, controller_machine
+from kraftspec.differential_controller import (
+    VERSION_CASES,
+    ControllerDifferential,
+    ControllerDivergence,
+    controller_machine,
+    profile,
+)
 from kraftspec.harness import controller as harness_controller
 from kraftspec.harness.adapter import KafkaAdapter
-from kraftspec.harness.conform import conform_files, conform_trace
-from kraftspec.harness.jvm import DEFAULT_VERSION, shared
+from kraftspec.harness.adapter import hooks
+from kraftspec.harness.conform import conform_files, conform_trace, judge, kafka_trace
+from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, shared
 from kraftspec.models.controller_mutants import MUTANTS
 from kraftspec.models.determinism import without_local_constants
 from kraftspec.traces.format import trace_from_json, trace_to_json
@@ -143,7 +151,9 @@ def test_a_planted_change_to_what_kafka_is_fed_is_caught(plant: str, monkeypatch
     assert on_kafka(NEW_PROCESS, inputs)
     monkeypatch.setattr(harness_controller, "kafka_initial", planted_initial)
     monkeypatch.setattr(harness_controller, "kafka_input", planted_input)
-    with pytest.raises(ControllerDivergence):
+    # a changed initial state shows as a divergence; a changed input is refused before it (the step's input must
+    # be the trace's, kraftspec.harness.adapter.Hooks.checked_step)
+    with pytest.raises((ControllerDivergence, HarnessError)):
         on_kafka(NEW_PROCESS, inputs)
 
 
@@ -242,3 +252,27 @@ def test_a_trace_from_a_differential_failure_replays_under_conform(process) -> N
     inputs_only = trace_from_json({**recorded, "steps": [{"input": step["input"]} for step in recorded["steps"]]})
     assert conform_trace(inputs_only, process).outcome == "agree"
     assert conform_trace(differential.trace(), process).recorded.conformant
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Versions: each case agrees with its own version's behaviour and not with every other one
+# ---------------------------------------------------------------------------------------------------------------
+
+VERSIONS = os.environ.get("KRAFTSPEC_KAFKA_VERSIONS", DEFAULT_VERSION).split()
+"""The default run checks Kafka 4.3.1; KRAFTSPEC_KAFKA_VERSIONS="3.9.1 4.0.1 4.1.1 4.2.0 4.3.1 4.4.0" checks all."""
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("name, explicit, inputs, show", VERSION_CASES, ids=[c[0] for c in VERSION_CASES])
+def test_a_version_difference_case_agrees_with_its_versions_behaviour(version: str, name: str,
+                                                                      explicit: dict[str, Any], inputs: list[Any],
+                                                                      show: Any) -> None:
+    own = profile(version).behaviour
+    base = {"format": "1.0", "component": "controller", "id": name, "steps": [{"input": i} for i in inputs]}
+    ran, refusal = kafka_trace(trace_from_json({**base, "initial": {"explicit": {**explicit, "behaviour": own}}}),
+                               shared(version), hooks("controller"))
+    assert judge(ran, refusal).conformant
+    others = [b for b in ("3.9", "4.2", "4.3+") if b != own]
+    as_other = [judge(trace_from_json({**trace_to_json(ran), "initial": {"explicit": {**explicit, "behaviour": b}}}),
+                      refusal).conformant for b in others]
+    assert not all(as_other), f"{name}: every behaviour agrees with Kafka {version}"

@@ -57,3 +57,31 @@ def test_kafka_record_json_maps_onto_the_trace_names() -> None:
 def test_a_component_without_hooks_is_named() -> None:
     with pytest.raises(KeyError, match="does not cover"):
         hooks("echo")
+
+
+def test_a_harness_that_changes_what_it_feeds_kafka_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted change in a component's ``kafka_input`` (a heartbeat's epoch bumped on its way to Kafka) cannot pass
+    as the trace's own input: conform reports the harness, never an agreement."""
+    import dataclasses
+    import itertools
+    from pathlib import Path
+
+    from kraftspec import traces as traces_package
+    from kraftspec.harness import conform
+    from kraftspec.traces.jsonl import read_jsonl
+
+    honest = hooks("broker")
+
+    def planted(input):  # type: ignore[no-untyped-def]
+        sent = honest.kafka_input(input)
+        if sent["action"] == "heartbeat":
+            sent["request"] = {**sent["request"], "broker_epoch": sent["request"]["broker_epoch"] + 1}
+        return sent
+
+    monkeypatch.setattr(conform, "hooks", lambda component: dataclasses.replace(honest, kafka_input=planted))
+    path = Path(traces_package.__file__).parent / "tla" / "broker.jsonl.gz"
+    traces = [t for _, t in itertools.islice(read_jsonl(path), 200)
+              if any(step.action == "heartbeat" for step in t.steps)][:5]
+    assert traces
+    results = [conform.conform_trace(trace, shared(DEFAULT_VERSION)) for trace in traces]
+    assert all(r.inexpressible is not None and "changed the input" in r.inexpressible for r in results), results

@@ -196,6 +196,33 @@ def test_a_failed_request_backs_its_connection_off() -> None:
     assert [sends(step) for step in steps] == [[(1, "FetchRequest")], [(2, "FetchRequest")], [(1, "FetchRequest")]]
 
 
+def test_describe_quorum_answers_as_kafka_writes_them() -> None:
+    """``singletonErrorResponse`` / ``getPartitionLevelErrorResponse``: an error answer carries the error's message
+    (version 2+, the field's first version; "" below) and the partition's defaults (leader 0, epoch 0, HW 0); a
+    success leaves the message "" (``singletonDescribeQuorumResponse`` does not set it)."""
+    steps = kafka_steps(raft_trace(
+        {"standard": "raft/follower"},
+        {"input": {"action": "describe_quorum_request", "message": {"source": 9}}},
+        {"input": {"action": "describe_quorum_request", "message": {"source": 9, "version": 1}}},
+        {"input": {"action": "describe_quorum_request", "message": {"source": 9, "topic_partition": ["x", 0]}}}))
+    answers = [step["output"]["response"]["sends"][0] for step in steps]
+    assert [(a["partition_error"], a["leader_id"], a["error_message"][:20]) for a in answers] == [
+        ("NOT_LEADER_OR_FOLLOWER", 0, "For requests intende"), ("NOT_LEADER_OR_FOLLOWER", 0, ""),
+        ("UNKNOWN_TOPIC_OR_PARTITION", 0, "This server does not")]
+    steps = kafka_steps(raft_trace({"standard": "raft/leader"},
+                                   {"input": {"action": "describe_quorum_request", "message": {"source": 9}}}))
+    assert steps[0]["output"]["response"]["sends"][0]["error_message"] == ""
+
+
+def test_a_fetch_is_checked_by_topic_id_not_by_name() -> None:
+    """``RaftUtil.hasValidTopicPartition`` for Fetch compares the topic id and the partition index: from Fetch v13 on
+    the name is not on the wire."""
+    steps = kafka_steps(raft_trace({"standard": "raft/leader"}, {"input": {"action": "fetch_request", "now": 10,
+        "message": {"replica_id": 2, "current_leader_epoch": 1, "fetch_offset": 1, "last_fetched_epoch": 1,
+                    "topic_partition": ["", 0]}}}))
+    assert steps[0]["output"]["response"]["sends"][0]["partition_error"] == "NONE"
+
+
 def _leader_with_observer_parked(max_wait: int = 500) -> list[dict[str, Any]]:
     """``raft/leader``: voter 2 catches up (HW 1), "a" is appended (LEO 2), observer 4 fetches at the end with the HW
     it knows, and its Fetch is parked (no records, no news)."""

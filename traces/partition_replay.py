@@ -195,7 +195,8 @@ def _shutdown(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> O
                                                   incarnation_id=args["incarnation_id"], fenced=True,
                                                   in_controlled_shutdown=False))
     leaders = FrozenMap({k: s for k, s in state.leaders.items() if k[0] != broker_id})
-    state, written = _changed(state, records, brokers=brokers, leaders=leaders)
+    in_flight = FrozenMap({k: r for k, r in state.in_flight.items() if k[0] != broker_id})
+    state, written = _changed(state, records, brokers=brokers, leaders=leaders, in_flight=in_flight)
     return state, clock, None, written
 
 
@@ -239,26 +240,44 @@ def _append(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Out
     return evolve(state, leaders=state.leaders.set(key, leader)), now, None, ()
 
 
+def _proposed(state: PartitionControl, key: tuple[int, str, int], leader: partition_leader.PartitionLeaderState,
+              proposal: Optional[AlterPartitionPartition]) -> PartitionControl:
+    """The leader state after a step; a proposal goes to the broker's AlterPartitionManager (``in_flight``)."""
+    in_flight = state.in_flight if proposal is None else state.in_flight.set(key, proposal)
+    return evolve(state, leaders=state.leaders.set(key, leader), in_flight=in_flight)
+
+
 def _follower_fetch(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
     key = _key(args)
     leader, proposal = partition_leader.follower_fetch(
-        state.leaders[key], args["follower"], args["fetch_offset"], now, args["broker_epoch"])
-    return evolve(state, leaders=state.leaders.set(key, leader)), now, ProposalResponse(proposal), ()
+        state.leaders[key], args["follower"], args["fetch_offset"], now, args["broker_epoch"],
+        in_flight=key in state.in_flight)
+    return _proposed(state, key, leader, proposal), now, ProposalResponse(proposal), ()
 
 
 def _maybe_shrink_isr(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     now = args.get("now", clock)
     key = _key(args)
-    leader, proposal = partition_leader.maybe_shrink_isr(state.leaders[key], now)
-    return evolve(state, leaders=state.leaders.set(key, leader)), now, ProposalResponse(proposal), ()
+    leader, proposal = partition_leader.maybe_shrink_isr(state.leaders[key], now, in_flight=key in state.in_flight)
+    return _proposed(state, key, leader, proposal), now, ProposalResponse(proposal), ()
 
 
 def _handle_result(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
+    """The controller's answer reaches the broker's AlterPartitionManager (``DefaultAlterPartitionManager``):
+    nothing without a request in flight; otherwise the request is done, and the leader state, if the broker still
+    leads, handles the answer (it ignores one for a change it no longer has pending)."""
     now = args.get("now", clock)
     key = _key(args)
+    if key not in state.in_flight:
+        if key not in state.leaders:
+            raise KeyError(f"broker {key[0]} neither leads {key[1]}:{key[2]} nor has an AlterPartition for it")
+        return state, now, ResultResponse(None), ()
+    state = evolve(state, in_flight=state.in_flight.remove(key))
+    if key not in state.leaders:
+        return state, now, ResultResponse(None), ()
     leader, resend = partition_leader.handle_alter_partition_result(state.leaders[key], args["result"], now)
-    return evolve(state, leaders=state.leaders.set(key, leader)), now, ResultResponse(resend), ()
+    return _proposed(state, key, leader, resend), now, ResultResponse(resend), ()
 
 
 def _advance_clock(state: PartitionControl, clock: int, args: Mapping[str, Any]) -> Outcome:
@@ -299,15 +318,17 @@ def rule(action: str) -> tuple[str, str]:
 
 
 def _leader_json(s: partition_leader.PartitionLeaderState) -> dict[str, Any]:
+    """A leader state as the post-state states it: its ISR and pending change are sets (Kafka's leader keeps them in
+    ``Set``s, whose order is unspecified), listed ascending."""
     return {
-        "leader_epoch": s.leader_epoch, "partition_epoch": s.partition_epoch, "isr": list(s.isr),
+        "leader_epoch": s.leader_epoch, "partition_epoch": s.partition_epoch, "isr": sorted(s.isr),
         "high_watermark": s.high_watermark, "log_end_offset": s.log_end_offset,
         "leader_epoch_start_offset": s.leader_epoch_start_offset,
         "followers": {str(r): {"log_end_offset": f.log_end_offset, "broker_epoch": f.broker_epoch}
                       for r, f in sorted(s.followers.items())},
         "eligible_brokers": {str(b): e for b, e in sorted(s.eligible_brokers.items())},
-        "pending": None if s.pending is None else {"proposed_isr": list(s.pending.proposed_isr),
-                                                   "maximal_isr": list(s.pending.maximal_isr)},
+        "pending": None if s.pending is None else {"proposed_isr": sorted(s.pending.proposed_isr),
+                                                   "maximal_isr": sorted(s.pending.maximal_isr)},
     }
 
 
@@ -378,6 +399,11 @@ def _partitions_match(state: PartitionControl, want: Any) -> bool:
     return True
 
 
+def _int_set(got: tuple[int, ...], want: Any) -> bool:
+    """A set of ints (a leader's ISR and pending change) stated as its members ascending (:func:`_leader_json`)."""
+    return _ints(tuple(sorted(got)), want)
+
+
 def _leader_matches(s: partition_leader.PartitionLeaderState, w: Any) -> bool:
     """One leader state against its stated JSON object (:func:`_leader_json`)."""
     if type(w) is not dict or len(w) != 9:  # the keys :func:`_leader_json` writes (a fast-path test holds it)
@@ -389,7 +415,7 @@ def _leader_matches(s: partition_leader.PartitionLeaderState, w: Any) -> bool:
             or partition_epoch != s.partition_epoch or type(high_watermark) is not _INT
             or high_watermark != s.high_watermark or type(log_end_offset) is not _INT
             or log_end_offset != s.log_end_offset or type(start_offset) is not _INT
-            or start_offset != s.leader_epoch_start_offset or not _ints(s.isr, w.get("isr"))):
+            or start_offset != s.leader_epoch_start_offset or not _int_set(s.isr, w.get("isr"))):
         return False
     followers, eligible, pending = w.get("followers"), w.get("eligible_brokers"), w.get("pending", False)
     if type(followers) is not dict or len(followers) != len(s.followers):
@@ -410,8 +436,8 @@ def _leader_matches(s: partition_leader.PartitionLeaderState, w: Any) -> bool:
             return False
     if s.pending is None:
         return pending is None
-    return (type(pending) is dict and len(pending) == 2 and _ints(s.pending.proposed_isr, pending.get("proposed_isr"))
-            and _ints(s.pending.maximal_isr, pending.get("maximal_isr")))
+    return (type(pending) is dict and len(pending) == 2 and _int_set(s.pending.proposed_isr, pending.get("proposed_isr"))
+            and _int_set(s.pending.maximal_isr, pending.get("maximal_isr")))
 
 
 def _leaders_match(state: PartitionControl, want: Any) -> bool:

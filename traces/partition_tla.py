@@ -163,12 +163,12 @@ def _learn(control: PartitionControl, b: int, log_end: int) -> tuple[str, dict[s
 
 
 def _deliver(point: Point, message: agree.InFlight) -> tuple[Point, tuple[Step, ...]]:
-    """The controller processes the request; the answer reaches the sender's incarnation if it still leads."""
+    """The controller processes the request; the answer reaches the sender's incarnation (its AlterPartitionManager,
+    which held the request; the leader state, if the broker still leads, handles it)."""
     control, env = point
     request = AlterPartitionRequest(message.sender, message.sender_epoch, (AlterPartitionTopic(TOPIC, (message.data,)),))
     after, steps, (response,) = _run(point, [("alter_partition", {"request": request})], net=env.net - {message})
-    sender = control.leaders.get((message.sender, TOPIC, PARTITION))
-    if sender is None or control.brokers[message.sender].epoch != message.sender_epoch or response.error_code != Errors.NONE:
+    if control.brokers[message.sender].epoch != message.sender_epoch or response.error_code != Errors.NONE:
         return after, steps
     result = {"broker_id": message.sender, **_LEADER, "result": response.topics[0].partitions[0]}
     answered, more, (resend,) = _run(after, [("handle_alter_partition_result", result)])
@@ -194,7 +194,8 @@ def spec_post(state: Mapping[str, Any], control: PartitionControl) -> dict[str, 
 
     Broker ``b``'s ``k``-th incarnation is epoch ``100 * (k + 1) + b`` (``agree_partition``); the fields the
     spec fixes (one partition on replicas 1-3, no reassignment, no ELR, RECOVERED) are its constants. ISRs
-    are sets in the spec: they are listed in the order of ``control``, the reference's state after the edge.
+    are sets in the spec: the controller's is listed in the order of ``control``, the reference's state after the
+    edge; a leader's ISR and pending change are sets in Kafka too, listed ascending (``partition_replay.observe``).
     """
     partition = control.partitions[(TOPIC, PARTITION)]
     leaders: dict[str, Any] = {}
@@ -205,15 +206,15 @@ def spec_post(state: Mapping[str, Any], control: PartitionControl) -> dict[str, 
         reference = control.leaders[(b, TOPIC, PARTITION)]
         pending = s["pending"]
         leaders[f"{b}:{TOPIC}:{PARTITION}"] = {
-            "leader_epoch": s["epoch"], "partition_epoch": s["pe"], "isr": _ordered(s["isr"], reference.isr),
+            "leader_epoch": s["epoch"], "partition_epoch": s["pe"], "isr": sorted(_ordered(s["isr"], reference.isr)),
             "high_watermark": s["hw"], "log_end_offset": len(state["log"][b - 1]),
             "leader_epoch_start_offset": s["start"],
             "followers": {str(r): {"log_end_offset": s["leo"][r - 1], "broker_epoch": _fetch_epoch(r, s["fep"][r - 1])}
                           for r in agree.REPLICAS if r != b},
             "eligible_brokers": {str(r): agree.broker_epoch(r, s["elig"][r - 1]) for r in agree.REPLICAS if s["elig"][r - 1] >= 0},
             "pending": None if not pending["max"] else {
-                "proposed_isr": _ordered(pending["isr"], reference.pending.proposed_isr if reference.pending else ()),
-                "maximal_isr": _ordered(pending["max"], reference.pending.maximal_isr if reference.pending else ())},
+                "proposed_isr": sorted(_ordered(pending["isr"], reference.pending.proposed_isr if reference.pending else ())),
+                "maximal_isr": sorted(_ordered(pending["max"], reference.pending.maximal_isr if reference.pending else ()))},
         }
     return {
         "brokers": {str(b): {"epoch": agree.broker_epoch(b, k), "incarnation_id": agree.incarnation_id(b, k),

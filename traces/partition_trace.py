@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from kraftspec.reference import partition_leader
-from kraftspec.reference.alter_partition import AlterPartitionPartitionResult, AlterPartitionRequest
+from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPartitionPartitionResult, AlterPartitionRequest
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.elect_leaders import ElectLeadersRequest
 from kraftspec.reference.frozen import FrozenMap, PersistentMap
@@ -46,6 +46,9 @@ class PartitionControl:
     partitions: PersistentMap[TopicPartition, PartitionRegistration]
     leaders: FrozenMap[LeaderKey, partition_leader.PartitionLeaderState]
     next_offset: int = 0
+    in_flight: FrozenMap[LeaderKey, AlterPartitionPartition] = FrozenMap()
+    """Each broker process's AlterPartitionManager: the request it sent for a partition and has no answer for yet
+    (it outlives the leader state: new metadata drops the pending change, not the request; a restart drops it)."""
 
 
 _NOW = {"now": (int, False)}

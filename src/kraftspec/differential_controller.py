@@ -416,3 +416,36 @@ def controller_machine(adapter: Callable[[], Any], kafka_version: str = "4.3.1")
             self._send("advance_clock", now=self._clock + later)
 
     return ControllerDifferentialMachine
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The behaviours that differ between Kafka versions (benchmarks/controller_versions.py prints them as a table)
+# ---------------------------------------------------------------------------------------------------------------
+
+_LISTENER = {"name": "CONTROLLER", "host": "controller1", "port": 9093, "security_protocol": 0}
+
+
+def _initial(mv: int = 15) -> dict[str, Any]:
+    return {"metadata_version": mv, "raft_leader_id": 1,
+            "manager": {"node_id": 1, "incarnation_id": "inc1", "listeners": [_LISTENER]}}
+
+
+VERSION_CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]], Callable[[Any], str]]] = [
+    ("RegisterControllerRecord's ZkMigrationReady for a request saying true", _initial(),
+     [{"action": "register_controller", "request": {"controller_id": 1, "incarnation_id": "inc1",
+                                                    "zk_migration_ready": True, "listeners": [_LISTENER]}}],
+     lambda steps: f"zk_migration_ready {str(steps[-1].records[0][1].zk_migration_ready).lower()}"),
+    ("a channel timeout, then the resend deadline", _initial(),
+     [{"action": "start"}, {"action": "on_metadata_update", "metadata_version": 15},
+      {"action": "on_response", "error": "REQUEST_TIMED_OUT", "now": 0}, {"action": "on_deadline", "now": 1000}],
+     lambda steps: f"resends {len(steps[-1].response['sends'])}, pending {steps[-1].post['pending_rpcs']}"),
+    ("DescribeCluster v2 (IncludeFencedBrokers)", _initial(),
+     [{"action": "check_request_serializable", "request": {"version": 2}}],
+     lambda steps: "serializable" if steps[-1].response["serializable"] else steps[-1].response["message"]),
+    ("a controller's DescribeCluster denied ALTER", _initial(),
+     [{"action": "describe_cluster", "request": {"version": 1, "endpoint_type": 2}, "receiver": "controller",
+       "authorization": {"alter_cluster": False}}],
+     lambda steps: steps[-1].response["error_message"]),
+]
+"""(name, explicit initial state without its behaviour, inputs, what Kafka's run shows): one case per row of the
+version table, each passing under its own version's behaviour and failing under another's."""

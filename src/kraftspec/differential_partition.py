@@ -36,10 +36,18 @@ from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.partition_rules import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
 from kraftspec.traces.values import to_json
 
-ACTIONS = ("alter_partition", "elect_leaders", "maybe_balance_partition_leaders", "maybe_elect_unclean_leaders",
-           "alter_partition_reassignment", "handle_broker_fenced", "handle_broker_unfenced",
-           "handle_broker_in_controlled_shutdown", "handle_broker_unregistered", "handle_broker_shutdown")
-"""The controller-side partition inputs the machine generates (the broker-side leader inputs are not drawn)."""
+CONTROLLER_ACTIONS = ("alter_partition", "elect_leaders", "maybe_balance_partition_leaders",
+                      "maybe_elect_unclean_leaders", "alter_partition_reassignment", "handle_broker_fenced",
+                      "handle_broker_unfenced", "handle_broker_in_controlled_shutdown", "handle_broker_unregistered",
+                      "handle_broker_shutdown")
+"""The controller's partition inputs."""
+LEADER_ACTIONS = ("become_leader", "update_leader_metadata", "update_broker_metadata", "stop_leading", "append",
+                  "follower_fetch", "maybe_shrink_isr", "handle_alter_partition_result", "advance_clock")
+"""The partition leader's inputs on the broker (and the trace's clock). ``handle_alter_partition_result`` is drawn
+as the controller's answer to a request the broker has in flight: ``alter_partition`` with it, then the answer
+(or, sometimes, an error the network or a failed-over controller gives)."""
+ACTIONS = CONTROLLER_ACTIONS + LEADER_ACTIONS
+"""Every input the machine generates."""
 
 BROKER_IDS = tuple(range(MAX_BROKERS + 1))
 """Broker ids the inputs name: the strategies' 0..MAX_BROKERS-1 and one never registered."""
@@ -90,8 +98,17 @@ def initial_states(draw: st.DrawFn) -> dict[str, Any]:
                                                             directory_id(r, 0), directory_id(r, 1))))
                                       for r in registration.replicas]
             partitions.append(obj)
+    registered = {b["broker_id"] for b in brokers}
+    leaders = []
+    for p in partitions:  # some leaders have become leader already (the explicit state's ``leaders``)
+        if p["leader"] in registered and draw(st.booleans()):
+            log_end = draw(st.integers(0, 4))
+            leaders.append({"broker_id": p["leader"], "topic_id": p["topic_id"], "partition_id": p["partition_id"],
+                            "log_end_offset": log_end, "high_watermark": draw(st.integers(0, log_end)),
+                            "min_insync_replicas": draw(st.sampled_from((1, 2))),
+                            "replica_lag_time_max_ms": draw(st.sampled_from((30000, 1000, -1)))})
     return {"metadata_version": level, "elr_enabled": elr, "brokers": brokers, "topics": topics,
-            "partitions": partitions, "next_offset": draw(st.integers(0, 5))}
+            "partitions": partitions, "leaders": leaders, "next_offset": draw(st.integers(0, 5))}
 
 
 class StepCounter:
@@ -322,6 +339,116 @@ def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] =
             self._send("handle_broker_shutdown", broker_id=broker_id, epoch=1000 + n,
                        incarnation_id=f"incarnation-{broker_id}-{n}", is_clean_shutdown=clean)
 
+        # -------------------------------------------------------------- the partition leader on the broker
+
+        def _leader_key(self, data: st.DataObject) -> Optional[tuple[int, str, int]]:
+            leaders = sorted(self._state.leaders)
+            return data.draw(st.sampled_from(leaders), label="leader state") if leaders else None
+
+        def _leader_args(self, key: tuple[int, str, int]) -> dict[str, Any]:
+            return {"broker_id": key[0], "topic_id": key[1], "partition_id": key[2]}
+
+        @precondition(lambda self: "become_leader" in enabled)
+        @rule(data=st.data())
+        def become_leader(self, data: st.DataObject) -> None:
+            state = self._state
+            topic_id, partition_id = data.draw(st.sampled_from(self._keys()), label="partition")
+            partition = state.partitions[(topic_id, partition_id)]
+            candidates = [partition.leader] * 4 + [r for r in partition.replicas if r in state.brokers] + sorted(state.brokers)
+            candidates = [b for b in candidates if b in state.brokers] or [partition.leader]
+            broker_id = data.draw(st.sampled_from(candidates), label="broker")
+            log_end = data.draw(st.integers(0, 6), label="log end")
+            self._send("become_leader", broker_id=broker_id, topic_id=topic_id, partition_id=partition_id,
+                       log_end_offset=log_end, high_watermark=data.draw(st.integers(0, log_end), label="hw"),
+                       min_insync_replicas=data.draw(st.sampled_from((1, 1, 2, 3)), label="min isr"),
+                       replica_lag_time_max_ms=data.draw(st.sampled_from((30000, 30000, 1000, 0, -1)), label="lag"))
+
+        @precondition(lambda self: "update_leader_metadata" in enabled)
+        @rule(data=st.data())
+        def update_leader_metadata(self, data: st.DataObject) -> None:
+            key = self._leader_key(data)
+            if key is not None:
+                self._send("update_leader_metadata", **self._leader_args(key))
+
+        @precondition(lambda self: "update_broker_metadata" in enabled)
+        @rule(data=st.data())
+        def update_broker_metadata(self, data: st.DataObject) -> None:
+            key = self._leader_key(data)
+            if key is not None:
+                self._send("update_broker_metadata", **self._leader_args(key))
+
+        @precondition(lambda self: "stop_leading" in enabled)
+        @rule(data=st.data())
+        def stop_leading(self, data: st.DataObject) -> None:
+            key = self._leader_key(data)
+            if key is not None:
+                self._send("stop_leading", **self._leader_args(key))
+
+        @precondition(lambda self: "append" in enabled)
+        @rule(data=st.data())
+        def append(self, data: st.DataObject) -> None:
+            key = self._leader_key(data)
+            if key is not None:
+                self._send("append", **self._leader_args(key), count=data.draw(st.integers(1, 3), label="count"))
+
+        @precondition(lambda self: "follower_fetch" in enabled)
+        @rule(data=st.data())
+        def follower_fetch(self, data: st.DataObject) -> None:
+            key = self._leader_key(data)
+            if key is None:
+                return
+            state = self._state
+            leader = state.leaders[key]
+            follower = data.draw(st.sampled_from(sorted(leader.followers) * 6 + [key[0], MAX_BROKERS]), label="follower")
+            leo = leader.log_end_offset
+            offset = data.draw(st.sampled_from((leo, leo, leo, max(leo - 1, 0), 0, leo + 1)), label="fetch offset")
+            registered = state.brokers.get(follower)
+            choice = data.draw(st.sampled_from(("registered",) * 6 + ("unknown", "previous", "next")), label="epoch")
+            epoch = (-1 if registered is None or choice == "unknown" else registered.epoch - 1 if choice == "previous"
+                     else registered.epoch + 1 if choice == "next" else registered.epoch)
+            self._send("follower_fetch", **self._leader_args(key), follower=follower, fetch_offset=offset,
+                       broker_epoch=epoch)
+
+        @precondition(lambda self: "maybe_shrink_isr" in enabled)
+        @rule(data=st.data())
+        def maybe_shrink_isr(self, data: st.DataObject) -> None:
+            key = self._leader_key(data)
+            if key is not None:
+                self._send("maybe_shrink_isr", **self._leader_args(key))
+
+        @precondition(lambda self: "handle_alter_partition_result" in enabled)
+        @rule(data=st.data())
+        def handle_alter_partition_result(self, data: st.DataObject) -> None:
+            """The controller answers a request a broker has in flight (the answer reaches it), or an error does."""
+            state = self._state
+            waiting = sorted(state.in_flight)
+            if not waiting:
+                return
+            key = data.draw(st.sampled_from(waiting), label="request")
+            request = state.in_flight[key]
+            result: dict[str, Any]
+            if data.draw(st.integers(0, 5), label="synthetic"):
+                assert self.differential is not None
+                checked = self.differential.step({"action": "alter_partition", "request": {
+                    "broker_id": key[0], "broker_epoch": state.brokers[key[0]].epoch if key[0] in state.brokers else -1,
+                    "topics": [{"topic_id": key[1], "partitions": [to_json(request)]}]}})
+                if counter is not None and checked is not None:
+                    counter.steps += 1
+                if checked is None or checked.step.response is None or not checked.step.response.get("topics"):
+                    return
+                result = checked.step.response["topics"][0]["partitions"][0]
+            else:
+                result = {"partition_index": key[2], "error_code": data.draw(st.sampled_from((
+                    "OPERATION_NOT_ATTEMPTED", "NOT_CONTROLLER", "UNKNOWN_SERVER_ERROR", "FENCED_LEADER_EPOCH",
+                    "INELIGIBLE_REPLICA", "NEW_LEADER_ELECTED", "INVALID_UPDATE_VERSION")), label="error")}
+            self._send("handle_alter_partition_result", **self._leader_args(key), result=result)
+
+        @precondition(lambda self: "advance_clock" in enabled)
+        @rule(ticks=st.sampled_from((1, 10, 500, 1001, 30001)))
+        def advance_clock(self, ticks: int) -> None:
+            assert self.differential is not None
+            self._send("advance_clock", now=self.differential.position.clock + ticks)
+
     return PartitionDifferential
 
 
@@ -347,4 +474,4 @@ def run_differential(adapter: Callable[[], Adapter], run_seed: int, *, max_examp
             "seconds": time.perf_counter() - started}
 
 
-__all__ = ["ACTIONS", "initial_states", "partition_machine", "run_differential", "StepCounter", "directory_id"]
+__all__ = ["ACTIONS", "CONTROLLER_ACTIONS", "LEADER_ACTIONS", "initial_states", "partition_machine", "run_differential", "StepCounter", "directory_id"]

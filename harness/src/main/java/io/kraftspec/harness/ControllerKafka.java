@@ -76,30 +76,47 @@ final class ControllerKafka {
             return constructor.newInstance(args);
         } catch (InvocationTargetException e) {
             throw rethrow(e.getCause());
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("cannot build " + type.getName(), e);
+        } catch (ReflectiveOperationException | IllegalArgumentException e) {
+            throw new HarnessError("cannot build " + type.getName() + " with " + Arrays.toString(args) + ": " + e);
         }
     }
 
-    /** Calls the method {@code name} of {@code target} taking {@code args.length} arguments (private ones too). */
+    /**
+     * Calls the method {@code name} of {@code target} (a class: a static method) whose parameters accept
+     * {@code args} (private ones too). An exception the method throws propagates as it is (Kafka's own); a method
+     * the harness cannot find or call is a {@link HarnessError}.
+     */
     static Object call(Object target, String name, Object... args) {
         Class<?> type = target instanceof Class ? (Class<?>) target : target.getClass();
         Object receiver = target instanceof Class ? null : target;
         for (Class<?> c = type; c != null; c = c.getSuperclass()) {
             for (Method method : c.getDeclaredMethods()) {
-                if (method.getName().equals(name) && method.getParameterCount() == args.length) {
+                if (method.getName().equals(name) && accepts(method.getParameterTypes(), args)) {
                     try {
                         method.setAccessible(true);
                         return method.invoke(receiver, args);
                     } catch (InvocationTargetException e) {
                         throw rethrow(e.getCause());
-                    } catch (IllegalAccessException e) {
-                        throw new IllegalStateException(e);
+                    } catch (IllegalAccessException | IllegalArgumentException e) {
+                        throw new HarnessError("cannot call " + method + ": " + e);
                     }
                 }
             }
         }
-        throw new HarnessError(type.getName() + " has no method " + name + " of " + args.length + " arguments");
+        throw new HarnessError(type.getName() + " has no method " + name + " taking " + Arrays.toString(args));
+    }
+
+    private static final Map<Class<?>, Class<?>> BOXES = Map.of(boolean.class, Boolean.class, int.class,
+        Integer.class, long.class, Long.class, short.class, Short.class, byte.class, Byte.class, double.class,
+        Double.class, float.class, Float.class, char.class, Character.class);
+
+    static boolean accepts(Class<?>[] types, Object[] args) {
+        if (types.length != args.length) return false;
+        for (int i = 0; i < types.length; i++) {
+            Class<?> t = types[i].isPrimitive() ? BOXES.get(types[i]) : types[i];
+            if (args[i] == null ? types[i].isPrimitive() : !t.isInstance(args[i])) return false;
+        }
+        return true;
     }
 
     static RuntimeException rethrow(Throwable t) {
@@ -124,7 +141,7 @@ final class ControllerKafka {
         try {
             return field(target.getClass(), name).get(target);
         } catch (IllegalAccessException e) {
-            throw new IllegalStateException(e);
+            throw new HarnessError(String.valueOf(e));
         }
     }
 
@@ -132,7 +149,7 @@ final class ControllerKafka {
         try {
             field(target.getClass(), name).set(target, value);
         } catch (IllegalAccessException e) {
-            throw new IllegalStateException(e);
+            throw new HarnessError(String.valueOf(e));
         }
     }
 
@@ -232,7 +249,7 @@ final class ControllerKafka {
                 requestMetrics = metricsType.getConstructor(ApiMessageType.ListenerType.class)
                     .newInstance(ApiMessageType.ListenerType.CONTROLLER);
             } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("cannot build the request metrics", e);
+                throw new HarnessError("cannot build the request metrics: " + e);
             }
             requestChannel = construct(anyClass("kafka.network.RequestChannel"), p ->
                 p.getType() == int.class ? 10 : p.getType() == String.class ? "kraftspec"
@@ -255,7 +272,7 @@ final class ControllerKafka {
         Object authorizerOption(Parameter p) {
             if (!p.getParameterizedType().getTypeName().contains("Plugin")) return scala.Option.apply(authorizer);
             Object plugin = call(anyClass("org.apache.kafka.common.internals.Plugin"), "wrapInstance",
-                authorizer, null, "authorizer.class.name");
+                authorizer, metrics, "authorizer.class.name"); // wrapInstance(T, Metrics, String)
             return scala.Option.apply(plugin);
         }
 
@@ -342,7 +359,7 @@ final class ControllerKafka {
         } catch (NoSuchMethodException e) {
             // before 4.4: a constructor
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException(e);
+            throw new HarnessError(String.valueOf(e));
         }
         return construct(type,
             p -> p.getType() == MetadataVersion.class ? mv : p.getType() == Map.class ? Map.of() : empty(p));
@@ -360,7 +377,7 @@ final class ControllerKafka {
         try {
             return type.getConstructor(String.class).newInstance(prefix);
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException(e);
+            throw new HarnessError(String.valueOf(e));
         }
     }
 
@@ -424,7 +441,7 @@ final class ControllerKafka {
             } catch (InvocationTargetException e) {
                 throw rethrow(e.getCause());
             } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("cannot build the ControllerRegistrationManager", e);
+                throw new HarnessError("cannot build the ControllerRegistrationManager: " + e);
             }
         }
 
@@ -527,7 +544,7 @@ final class ControllerKafka {
                 c.setAccessible(true);
                 return c.newInstance(manager);
             } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
+                throw new HarnessError(String.valueOf(e));
             }
         }
     }

@@ -726,7 +726,7 @@ final class ControllerSession implements Session {
             // Kafka 3.9 (DescribeCluster v0-v1) has no IncludeFencedBrokers (KIP-1073, 4.0)
             if (includeFenced) throw new HarnessError("this Kafka's DescribeCluster request has no IncludeFencedBrokers");
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException(e);
+            throw new HarnessError(String.valueOf(e));
         }
         return data;
     }
@@ -740,7 +740,7 @@ final class ControllerSession implements Session {
             } catch (NoSuchMethodException e) {
                 // the other name
             } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
+                throw new HarnessError(String.valueOf(e));
             }
         }
         throw new HarnessError("Endpoint has no listener name accessor");
@@ -1011,7 +1011,7 @@ final class ControllerSession implements Session {
         AbstractResponse take() {
             AbstractResponse taken = response;
             response = null;
-            if (taken == null) throw new IllegalStateException("the handler sent no response");
+            if (taken == null) throw new HarnessError("Kafka's handler sent no response the harness could see");
             return taken;
         }
     }
@@ -1030,7 +1030,7 @@ final class ControllerSession implements Session {
         } catch (NoSuchMethodException e) {
             return false;
         } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException(e);
+            throw new HarnessError(String.valueOf(e));
         }
     }
 }

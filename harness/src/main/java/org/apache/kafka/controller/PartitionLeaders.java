@@ -73,7 +73,10 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>its log, a real {@link UnifiedLog} in a temporary directory holding {@code log_end_offset} records and
  *   {@code high_watermark}, with the topic's {@code min.insync.replicas} ({@code become_leader}'s argument);
- *   {@code Partition.setLog} gives it to the partition, so no {@code LogManager} is needed;</li>
+ *   {@code Partition.setLog} gives it to the partition, so no {@code LogManager} is needed. Every record is a batch
+ *   of its own (the initial ones and each one {@code append} adds), so that every offset a trace names is a batch
+ *   boundary, as a follower's log end offset always is (Kafka rounds a high watermark inside a batch down to the
+ *   batch's start when it reads its position);</li>
  *   <li>its metadata cache: the broker registrations the controller ({@link ClusterControlManager}) holds when the
  *   trace says the broker learns them ({@code become_leader}, {@code update_leader_metadata},
  *   {@code update_broker_metadata}), answered as {@code KRaftMetadataCache.getAliveBrokerEpoch} /
@@ -204,6 +207,17 @@ final class PartitionLeaders {
         }
     }
 
+    /** A broker process's AlterPartition path for one partition: Kafka's manager over the channel to the
+     * controller. It outlives leader states (new metadata, stop_leading) and goes with the process (a restart). */
+    private static final class Slot {
+        final ControllerChannel channel = new ControllerChannel();
+        final DefaultAlterPartitionManager manager;
+
+        Slot(int brokerId, long brokerEpoch, Time time) {
+            manager = new DefaultAlterPartitionManager(channel, SCHEDULER, time, brokerId, () -> brokerEpoch);
+        }
+    }
+
     /** One broker's leader state: its Partition, log, metadata cache and AlterPartition path. */
     private static final class Leader {
         final int brokerId;
@@ -212,24 +226,23 @@ final class PartitionLeaders {
         final Partition partition;
         final UnifiedLog log;
         final File dir;
-        final ControllerChannel channel;
+        final Slot slot;
         final Map<Integer, BrokerRegistration> brokers;
 
         Leader(int brokerId, Uuid topicId, int partitionId, Partition partition, UnifiedLog log, File dir,
-               ControllerChannel channel, Map<Integer, BrokerRegistration> brokers) {
+               Slot slot, Map<Integer, BrokerRegistration> brokers) {
             this.brokerId = brokerId;
             this.topicId = topicId;
             this.partitionId = partitionId;
             this.partition = partition;
             this.log = log;
             this.dir = dir;
-            this.channel = channel;
+            this.slot = slot;
             this.brokers = brokers;
         }
 
         void close() {
             log.close();
-            Partition.removeMetrics(partition.topicPartition());
             delete(dir);
         }
     }
@@ -239,6 +252,9 @@ final class PartitionLeaders {
     private final PartitionTraceIds ids;
     private final TraceTime time = new TraceTime();
     private final TreeMap<String, Leader> leaders = new TreeMap<>();
+    /** Leader states the broker has left (makeFollower): kept until its process restarts, a late answer may reach them. */
+    private final List<Leader> retired = new ArrayList<>();
+    private final Map<String, Slot> slots = new HashMap<>();
 
     PartitionLeaders(ClusterControlManager clusterControl, ReplicationControlManager replicationControl,
                      PartitionTraceIds ids) {
@@ -260,11 +276,22 @@ final class PartitionLeaders {
             case "become_leader":
                 becomeLeader(key, brokerId, ids.kafka(topic), partitionId, input);
                 return null;
-            case "stop_leading": {
-                Leader gone = leaders.remove(key);
-                if (gone != null) gone.close();
+            case "stop_leading":
+                retire(leaders.remove(key));
                 return null;
-            }
+            case "handle_alter_partition_result":
+                if (!leaders.containsKey(key)) {
+                    // the broker no longer leads: its AlterPartitionManager still takes the answer to its request
+                    Slot slot = slots.get(key);
+                    if (slot == null || slot.channel.callback == null) {
+                        throw new IllegalArgumentException("broker " + brokerId + " neither leads " + topic + ":"
+                            + partitionId + " nor has an AlterPartition for it");
+                    }
+                    slot.channel.fresh.clear();
+                    answer(slot, ids.kafka(topic), partitionId, input.path("result"));
+                    return proposal("resend", slot);
+                }
+                break;
             default:
                 break;
         }
@@ -287,27 +314,29 @@ final class PartitionLeaders {
                 if (count < 1) {
                     throw new HarnessError("append of " + count + " records: a produce request carries at least one");
                 }
-                leader.partition.appendRecordsToLeader(records(count), AppendOrigin.CLIENT, 1,
-                    RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) 0);
+                for (int i = 0; i < count; i++) { // one batch per record: every trace offset is a batch boundary
+                    leader.partition.appendRecordsToLeader(records(1), AppendOrigin.CLIENT, 1,
+                        RequestLocal.noCaching(), VerificationGuard.SENTINEL, (short) 0);
+                }
                 return null;
             }
             case "follower_fetch": {
-                leader.channel.fresh.clear();
+                leader.slot.channel.fresh.clear();
                 FetchParams params = new FetchParams(input.path("follower").asInt(), input.path("broker_epoch").asLong(),
                     0, 1, 1 << 20, FetchIsolation.LOG_END, Optional.empty());
                 FetchRequest.PartitionData data = new FetchRequest.PartitionData(leader.topicId,
                     input.path("fetch_offset").asLong(), 0, 1 << 20, Optional.empty(), Optional.empty());
                 leader.partition.fetchRecords(params, data, time.milliseconds(), 1 << 20, true, true);
-                return proposal("proposal", leader);
+                return proposal("proposal", leader.slot);
             }
             case "maybe_shrink_isr":
-                leader.channel.fresh.clear();
+                leader.slot.channel.fresh.clear();
                 leader.partition.maybeShrinkIsr();
-                return proposal("proposal", leader);
+                return proposal("proposal", leader.slot);
             case "handle_alter_partition_result":
-                leader.channel.fresh.clear();
-                answer(leader, input.path("result"));
-                return proposal("resend", leader);
+                leader.slot.channel.fresh.clear();
+                answer(leader.slot, leader.topicId, leader.partitionId, input.path("result"));
+                return proposal("resend", leader.slot);
             default:
                 throw new HarnessError("unknown partition leader action '" + action + "'");
         }
@@ -319,8 +348,7 @@ final class PartitionLeaders {
         if (broker == null) throw new IllegalArgumentException("broker " + brokerId + " is not registered");
         String topicName = replicationControl.getTopic(topicId).name();
         TopicPartition tp = new TopicPartition(topicName, partitionId);
-        Leader previous = leaders.remove(key);
-        if (previous != null) previous.close();
+        retire(leaders.remove(key));
         File dir = BASE.resolve("log-" + LOGS.incrementAndGet()).resolve(topicName + "-" + partitionId).toFile();
         Map<String, Object> config = new HashMap<>();
         config.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, input.path("min_insync_replicas").asInt());
@@ -328,15 +356,16 @@ final class PartitionLeaders {
         UnifiedLog log = UnifiedLog.create(dir, new LogConfig(config), 0L, 0L, SCHEDULER, TOPIC_STATS, time,
             60_000, PRODUCER_STATE, 600_000, DIR_FAILURES, true, Optional.of(topicId));
         long logEndOffset = input.path("log_end_offset").asLong();
-        if (logEndOffset > 0) log.appendAsLeader(records((int) logEndOffset), 0);
+        for (long i = 0; i < logEndOffset; i++) log.appendAsLeader(records(1), 0); // one batch per record
         log.updateHighWatermark(input.path("high_watermark").asLong());
         long epoch = broker.epoch();
-        ControllerChannel channel = new ControllerChannel();
+        Slot slot = slots.computeIfAbsent(key, k -> new Slot(brokerId, epoch, time));
         Map<Integer, BrokerRegistration> cache = new HashMap<>();
+        Partition.removeMetrics(tp); // its gauges would hold the previous Partition of this name
         Partition partition = new Partition(tp, input.path("replica_lag_time_max_ms").asLong(30_000L), brokerId,
             () -> epoch, time, new NoListener(), new NoDelayedOperations(tp), metadataCache(cache), null,
-            new DefaultAlterPartitionManager(channel, SCHEDULER, time, brokerId, () -> epoch), scala.Option.apply(topicId));
-        Leader leader = new Leader(brokerId, topicId, partitionId, partition, log, dir.getParentFile(), channel, cache);
+            slot.manager, scala.Option.apply(topicId));
+        Leader leader = new Leader(brokerId, topicId, partitionId, partition, log, dir.getParentFile(), slot, cache);
         partition.setLog(log, false);
         learnBrokers(leader);
         partition.makeLeader(registration, false, null, scala.Option.apply(topicId), scala.Option.empty());
@@ -391,16 +420,27 @@ final class PartitionLeaders {
             });
     }
 
+    /** The broker leaves the leader state ({@code makeFollower}, as ReplicaManager does on new metadata); its
+     * Partition stays with the process, so that a late answer to its request finds it a follower. */
+    private void retire(Leader leader) {
+        if (leader == null) return;
+        PartitionRegistration registration = replicationControl.getPartition(leader.topicId, leader.partitionId);
+        if (registration != null) {
+            leader.partition.makeFollower(registration, false, null, scala.Option.apply(leader.topicId), scala.Option.empty());
+        }
+        retired.add(leader);
+    }
+
     /** The controller's answer to the in-flight AlterPartition, as {@code DefaultAlterPartitionManager} reads it. */
-    private void answer(Leader leader, JsonNode result) {
-        ControllerChannel channel = leader.channel;
+    private void answer(Slot slot, Uuid topicId, int partitionId, JsonNode result) {
+        ControllerChannel channel = slot.channel;
         if (channel.callback == null) return; // nothing in flight: nothing to answer
         ControllerRequestCompletionHandler callback = channel.callback;
         AlterPartitionRequest.Builder sent = channel.sent;
         channel.callback = null;
         channel.sent = null;
         AlterPartitionResponseData.PartitionData partition = new AlterPartitionResponseData.PartitionData().
-            setPartitionIndex(result.path("partition_index").asInt(leader.partitionId)).
+            setPartitionIndex(result.path("partition_index").asInt(partitionId)).
             setErrorCode(error(result.path("error_code")).code()).
             setLeaderId(result.path("leader_id").asInt(0)).
             setLeaderEpoch(result.path("leader_epoch").asInt(0)).
@@ -408,7 +448,7 @@ final class PartitionLeaders {
             setPartitionEpoch(result.path("partition_epoch").asInt(0));
         for (JsonNode id : result.path("isr")) partition.isr().add(id.asInt());
         AlterPartitionResponseData data = new AlterPartitionResponseData();
-        data.topics().add(new AlterPartitionResponseData.TopicData().setTopicId(leader.topicId).
+        data.topics().add(new AlterPartitionResponseData.TopicData().setTopicId(topicId).
             setPartitions(new ArrayList<>(List.of(partition))));
         short version = ApiKeys.ALTER_PARTITION.latestVersion();
         RequestHeader header = new RequestHeader(ApiKeys.ALTER_PARTITION, version, "kraftspec", 0);
@@ -423,9 +463,9 @@ final class PartitionLeaders {
     }
 
     /** The partition data of the AlterPartition this step sent, as the trace's proposal, or null. */
-    private ObjectNode proposal(String name, Leader leader) {
+    private ObjectNode proposal(String name, Slot slot) {
         ObjectNode response = PartitionSession.JSON.createObjectNode();
-        List<AlterPartitionRequestData> fresh = leader.channel.fresh;
+        List<AlterPartitionRequestData> fresh = slot.channel.fresh;
         if (fresh.isEmpty()) {
             response.putNull(name);
             return response;
@@ -493,6 +533,11 @@ final class PartitionLeaders {
         return all;
     }
 
+    /** The trace's clock ({@code advance_clock}; the initial state's leaders leave it at 0). */
+    void setClock(long now) {
+        time.set(now);
+    }
+
     /** A broker restarted (a new incarnation): its process holds no leader state any more. */
     void dropBroker(int brokerId) {
         leaders.values().removeIf(leader -> {
@@ -500,11 +545,20 @@ final class PartitionLeaders {
             leader.close();
             return true;
         });
+        retired.removeIf(leader -> {
+            if (leader.brokerId != brokerId) return false;
+            leader.close();
+            return true;
+        });
+        slots.keySet().removeIf(key -> key.startsWith(brokerId + ":"));
     }
 
     void close() {
         leaders.values().forEach(Leader::close);
         leaders.clear();
+        retired.forEach(Leader::close);
+        retired.clear();
+        slots.clear();
     }
 
     private static void putSorted(ArrayNode array, java.util.Collection<Integer> values) {

@@ -179,6 +179,7 @@ public final class PartitionSession implements Session {
         clusterControl.activate();
         try {
             for (JsonNode leader : initial.path("leaders")) leaders.step("become_leader", leader);
+            leaders.setClock(0);
         } catch (Exception | AssertionError e) {
             leaders.close();
             throw new IllegalArgumentException("the initial leader states: " + e, e);
@@ -308,6 +309,7 @@ public final class PartitionSession implements Session {
                 leaders.dropBroker(input.path("broker_id").asInt());
                 break;
             case "advance_clock":
+                leaders.setClock(input.path("now").asLong());
                 written = List.of();
                 break;
             default:
