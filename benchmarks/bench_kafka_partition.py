@@ -2,8 +2,9 @@
 
 Each seed runs ``kraftspec.differential_partition.partition_machine`` (derandomized from the printed seed) with
 ``kraftspec.harness.adapter.KafkaAdapter("partition", VERSION)``: the reference and Kafka's
-ReplicationControlManager / PartitionChangeBuilder / ClusterControlManager given the same inputs, every output,
-record and post-state compared. A disagreement stops the run and prints the shrunk trace (``kraftspec conform
+ReplicationControlManager / PartitionChangeBuilder / ClusterControlManager and the brokers' kafka.cluster.Partition
+leaders given the same inputs, every output, record and post-state compared; odd seeds draw the leader's inputs
+with the broker events (``--focus``). A disagreement stops the run and prints the shrunk trace (``kraftspec conform
 --kafka VERSION`` replays it). Steps per second include the JVM round trip, Hypothesis' generation and the
 reference's replay of each step.
 
@@ -16,7 +17,7 @@ import argparse
 import sys
 import time
 
-from kraftspec.differential_partition import run_differential
+from kraftspec.differential_partition import ACTIONS, LEADER_FOCUS, run_differential
 from kraftspec.harness.adapter import KafkaAdapter
 from kraftspec.harness.jvm import DEFAULT_VERSION
 from kraftspec.oracle import DivergenceError
@@ -30,19 +31,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=500, help="examples per seed (default 500)")
     parser.add_argument("--steps", type=int, default=50, help="rules per example at most (default 50)")
     parser.add_argument("--no-shrink", action="store_true", help="report the first disagreement unshrunk")
+    parser.add_argument("--focus", choices=("all", "leader", "alternate"), default="alternate",
+                        help="inputs drawn: all, the leader's (with the broker events), or alternating per seed "
+                             "(default)")
     args = parser.parse_args(argv)
     adapter = KafkaAdapter("partition", args.kafka)
     total_steps, total_seconds, started = 0, 0.0, time.perf_counter()
     for run_seed in range(*args.seeds):
+        leader = args.focus == "leader" or (args.focus == "alternate" and run_seed % 2 == 1)
+        actions = LEADER_FOCUS if leader else ACTIONS
         try:
             result = run_differential(lambda: adapter, run_seed, max_examples=args.examples, steps=args.steps,
-                                      shrink=not args.no_shrink)
+                                      shrink=not args.no_shrink, actions=actions)
         except DivergenceError as exc:
             print(f"seed {run_seed}: DISAGREEMENT with Kafka {args.kafka}\n{exc}", flush=True)
             return 1
         total_steps += result["steps"]
         total_seconds += result["seconds"]
-        print(f"seed {run_seed}: {result['steps']} steps agree ({result['refused']} inputs refused by the reference "
+        print(f"seed {run_seed} ({'leader inputs' if leader else 'all inputs'}): {result['steps']} steps agree "
+              f"({result['refused']} inputs refused by the reference "
               f"and not sent), {result['seconds']:.1f} s, {result['steps'] / result['seconds']:.0f} steps/s",
               flush=True)
     print(f"Kafka {args.kafka}, partition component: {total_steps} steps, 0 disagreements, "

@@ -12,6 +12,10 @@
 The partition leader on the broker (``become_leader``, ``follower_fetch``, ...) is Kafka's ``kafka.cluster.Partition``
 (``org.apache.kafka.controller.PartitionLeaders``); the initial state's ``leaders`` become leaders on it as the
 reference's explicit state says (``become_leader`` on the partition's registration).
+
+The Java session is written against Kafka 4.3's APIs (``harness/src/release-4.3``), with copies for 4.4 (three
+classes moved) and 4.2 (record classes in ``common.record``, no cordoned directories); builds for other releases
+do not offer the component.
 """
 
 from __future__ import annotations

@@ -211,7 +211,12 @@ def is_replica_isr_eligible(state: PartitionLeaderState, replica: int) -> bool:
 
 
 def maybe_increment_high_watermark(state: PartitionLeaderState, now_ms: int) -> PartitionLeaderState:
-    """§2.12 ``maybeIncrementLeaderHW``: min LEO over the leader and the HW candidates; frozen under min ISR."""
+    """§2.12 ``maybeIncrementLeaderHW``: min LEO over the leader and the HW candidates; frozen under min ISR.
+
+    The effective min ISR counts the leader and its followers (Kafka 4.3 ``Partition.effectiveMinIsr``:
+    ``min(min.insync.replicas, remote replicas + 1)``), which is the replication factor unless the broker leads a
+    partition it is no replica of.
+    """
     maximal = state.maximal_isr
     leos = tuple(
         follower.log_end_offset
@@ -222,7 +227,7 @@ def maybe_increment_high_watermark(state: PartitionLeaderState, now_ms: int) -> 
             is_replica_isr_eligible(state, r),
         )
     )
-    min_isr = effective_min_isr(state.min_insync_replicas, len(state.replicas))
+    min_isr = effective_min_isr(state.min_insync_replicas, len(state.followers) + 1)
     hw = high_watermark(state.high_watermark, state.log_end_offset, leos, len(state.isr), min_isr)
     return state if hw == state.high_watermark else evolve(state, high_watermark=hw)
 

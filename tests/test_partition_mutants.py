@@ -56,15 +56,16 @@ def model_failure() -> Optional[str]:
 
 def kafka_failure() -> Optional[str]:
     """The first disagreement of a derandomized differential run against Kafka, unshrunk (None if it agrees)."""
-    from kraftspec.differential_partition import run_differential
+    from kraftspec.differential_partition import ACTIONS, LEADER_FOCUS, run_differential
     from kraftspec.harness.adapter import KafkaAdapter, KafkaRefused
     from kraftspec.oracle import DivergenceError
 
     adapter = KafkaAdapter("partition")
-    try:
-        run_differential(lambda: adapter, 20261126, max_examples=400, steps=40, shrink=False)
-    except (DivergenceError, KafkaRefused) as exc:
-        return f"{type(exc).__name__}: {exc}".splitlines()[0]
+    for actions, examples in ((ACTIONS, 300), (LEADER_FOCUS, 200)):  # every input, then the leader's
+        try:
+            run_differential(lambda: adapter, 20261126, max_examples=examples, steps=40, shrink=False, actions=actions)
+        except (DivergenceError, KafkaRefused) as exc:
+            return f"{type(exc).__name__}: {exc}".splitlines()[0]
     return None
 
 

@@ -2,9 +2,11 @@
 
 :func:`partition_machine` drives an implementation (an :class:`kraftspec.oracle.Adapter`, e.g.
 ``kraftspec.harness.adapter.KafkaAdapter("partition")``) and the reference side by side with the controller's
-partition inputs: AlterPartition, ElectLeaders, the periodic preferred and unclean elections,
+partition inputs (AlterPartition, ElectLeaders, the periodic preferred and unclean elections,
 AlterPartitionReassignments and what broker events (fenced, unfenced, controlled shutdown, unregistered, a new
-incarnation) do to partitions. The initial state is drawn from the public strategies of
+incarnation) do to partitions) and the partition leader's on the broker (becoming leader, new metadata, appends,
+follower fetches, ISR checks, the controller's answers to its AlterPartition requests, the clock). The initial
+state is drawn from the public strategies of
 :mod:`kraftspec.models.partition_strategies` (metadata.version, broker views, partition registrations) with one or
 two topics of one to three partitions, per-topic ``min.insync.replicas`` and ``unclean.leader.election.enable``,
 and log directories on some brokers. A disagreement raises :class:`kraftspec.oracle.DivergenceError`; Hypothesis
@@ -48,6 +50,10 @@ as the controller's answer to a request the broker has in flight: ``alter_partit
 (or, sometimes, an error the network or a failed-over controller gives)."""
 ACTIONS = CONTROLLER_ACTIONS + LEADER_ACTIONS
 """Every input the machine generates."""
+LEADER_FOCUS = LEADER_ACTIONS + ("alter_partition", "handle_broker_fenced", "handle_broker_unfenced",
+                                 "handle_broker_in_controlled_shutdown", "handle_broker_shutdown")
+"""The leader's inputs with the broker events and AlterPartitions that change what it learns (a run that spends
+its steps on the broker side)."""
 
 BROKER_IDS = tuple(range(MAX_BROKERS + 1))
 """Broker ids the inputs name: the strategies' 0..MAX_BROKERS-1 and one never registered."""
@@ -399,11 +405,12 @@ def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] =
                 return
             state = self._state
             leader = state.leaders[key]
-            follower = data.draw(st.sampled_from(sorted(leader.followers) * 6 + [key[0], MAX_BROKERS]), label="follower")
+            follower = data.draw(st.sampled_from(sorted(leader.followers) * 12 + [key[0], MAX_BROKERS]), label="follower")
             leo = leader.log_end_offset
-            offset = data.draw(st.sampled_from((leo, leo, leo, max(leo - 1, 0), 0, leo + 1)), label="fetch offset")
+            offset = data.draw(st.sampled_from((leo,) * 6 + (max(leo - 1, 0), max(leo - 1, 0), 0, 0, leo + 1)),
+                               label="fetch offset")
             registered = state.brokers.get(follower)
-            choice = data.draw(st.sampled_from(("registered",) * 6 + ("unknown", "previous", "next")), label="epoch")
+            choice = data.draw(st.sampled_from(("registered",) * 10 + ("unknown", "previous", "next")), label="epoch")
             epoch = (-1 if registered is None or choice == "unknown" else registered.epoch - 1 if choice == "previous"
                      else registered.epoch + 1 if choice == "next" else registered.epoch)
             self._send("follower_fetch", **self._leader_args(key), follower=follower, fetch_offset=offset,
@@ -427,7 +434,7 @@ def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] =
             key = data.draw(st.sampled_from(waiting), label="request")
             request = state.in_flight[key]
             result: dict[str, Any]
-            if data.draw(st.integers(0, 5), label="synthetic"):
+            if data.draw(st.integers(0, 3), label="synthetic"):
                 assert self.differential is not None
                 checked = self.differential.step({"action": "alter_partition", "request": {
                     "broker_id": key[0], "broker_epoch": state.brokers[key[0]].epoch if key[0] in state.brokers else -1,
@@ -474,4 +481,4 @@ def run_differential(adapter: Callable[[], Adapter], run_seed: int, *, max_examp
             "seconds": time.perf_counter() - started}
 
 
-__all__ = ["ACTIONS", "CONTROLLER_ACTIONS", "LEADER_ACTIONS", "initial_states", "partition_machine", "run_differential", "StepCounter", "directory_id"]
+__all__ = ["ACTIONS", "CONTROLLER_ACTIONS", "LEADER_ACTIONS", "LEADER_FOCUS", "initial_states", "partition_machine", "run_differential", "StepCounter", "directory_id"]
