@@ -23,9 +23,16 @@ from pathlib import Path
 
 from kraftspec.cluster import jars
 from kraftspec.traces.metalog.audit import audit_paths
-from kraftspec.traces.metalog.corpus import CORPUS_DIR, largest_log
+from kraftspec.traces.metalog.corpus import CORPUS_DIR, RUNS_DIR, largest_log
 
 DUMP_JVM = ("-Xmx512m", "-XX:+UseSerialGC", "-Xshare:auto")
+
+
+def corpus_name(segment: Path) -> str:
+    """A corpus segment's name: its public folder, or ``runs/RUN/MOMENT/node-N`` for the project's own runs."""
+    if segment.is_relative_to(RUNS_DIR):
+        return f"runs/{segment.relative_to(RUNS_DIR).parent.parent.parent}"
+    return str(segment.relative_to(CORPUS_DIR).parts[0])
 
 
 def segments(folder: Path) -> list[Path]:
@@ -60,7 +67,7 @@ def main() -> int:
     args = parser.parse_args()
     classpath = jars.classpath(args.kafka)
     dump_main = jars.main_class("dump-log", args.kafka)
-    inputs = [(str(p.relative_to(CORPUS_DIR).parts[0]), p) for p in segments(CORPUS_DIR)]
+    inputs = [(corpus_name(p), p) for p in segments(CORPUS_DIR)]
     for folder in args.logs:
         inputs += [(f"{Path(folder).name}/{p.parent.parent.parent.name}", p) for p in segments(Path(folder))]
     scratch = Path(tempfile.mkdtemp(prefix="bench-audit-dump-"))
@@ -89,7 +96,7 @@ def main() -> int:
         total_dump, total_audit, total_inproc = total_dump + dump_s, total_audit + audit_s, total_inproc + inproc
         flag = "" if records == dump_records else f"  RECORD COUNTS DIFFER: dump {dump_records}, audit {records}"
         mismatched += bool(flag)
-        print(f"{name[:44]:44} {path.stat().st_size / 1e6:6.2f} {records:8d} {dump_s:7.2f} {audit_s:8.2f} "
+        print(f"{name[-44:]:44} {path.stat().st_size / 1e6:6.2f} {records:8d} {dump_s:7.2f} {audit_s:8.2f} "
               f"{dump_s / audit_s:6.2f} {inproc:15.3f} {dump_s / inproc:6.1f}{flag}")
     print(f"{'total':44} {'':6} {'':8} {total_dump:7.2f} {total_audit:8.2f} {total_dump / total_audit:6.2f} "
           f"{total_inproc:15.3f} {total_dump / total_inproc:6.1f}")

@@ -17,7 +17,7 @@ import argparse
 import sys
 import time
 
-from kraftspec.differential_partition import ACTIONS, LEADER_FOCUS, run_differential
+from kraftspec.differential_partition import ACTIONS, LEADER_FOCUS, profile, run_differential
 from kraftspec.harness.adapter import KafkaAdapter
 from kraftspec.harness.jvm import DEFAULT_VERSION
 from kraftspec.oracle import DivergenceError
@@ -37,12 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     adapter = KafkaAdapter("partition", args.kafka)
     total_steps, total_seconds, started = 0, 0.0, time.perf_counter()
+    kafka = profile(args.kafka)
+    print(f"Kafka {args.kafka}: {kafka}", flush=True)
     for run_seed in range(*args.seeds):
-        leader = args.focus == "leader" or (args.focus == "alternate" and run_seed % 2 == 1)
+        leader = kafka.leader_side and (args.focus == "leader" or (args.focus == "alternate" and run_seed % 2 == 1))
         actions = LEADER_FOCUS if leader else ACTIONS
         try:
             result = run_differential(lambda: adapter, run_seed, max_examples=args.examples, steps=args.steps,
-                                      shrink=not args.no_shrink, actions=actions)
+                                      shrink=not args.no_shrink, actions=actions, kafka=kafka)
         except DivergenceError as exc:
             print(f"seed {run_seed}: DISAGREEMENT with Kafka {args.kafka}\n{exc}", flush=True)
             return 1

@@ -7,9 +7,10 @@ workload it prints, best of ``--repeats`` runs in this one process (CPU time of 
 * ``replay``: :func:`kraftspec.traces.replay.replay` on decoded traces (decode excluded);
 * ``jsonl`` / ``parquet``: decoding from JSON Lines bytes in memory / a Parquet file, then replaying
   (decode included; pyarrow may read with several threads, whose CPU time all counts);
+* ``jsonl dec`` / ``parquet dec``: the decoding alone (each trace dropped once decoded, as ``check`` drops it);
 * the replay layer's own cost per step (replay minus reference, in microseconds).
 
-The four are measured in interleaved rounds, so a change in load affects them alike.
+The six are measured in interleaved rounds, so a change in load affects them alike.
 
 Target: at least 250,000 steps per second for replay (decode excluded). The figures depend on the
 machine and its load (printed first); nothing here is asserted. Workloads are seeded and the seed is
@@ -131,6 +132,12 @@ def replay_all(batch: Iterable[Trace]) -> int:
     return sum(not replay(trace).conformant for trace in batch)
 
 
+def drain(items: Iterable[object]) -> None:
+    """Consume ``items``, keeping none."""
+    for _ in items:
+        pass
+
+
 def measure(workload: Workload, seed: int, scale: float, repeats: int) -> None:
     """Print one workload's figures."""
     batch = workload.build(seed, scale)
@@ -145,6 +152,8 @@ def measure(workload: Workload, seed: int, scale: float, repeats: int) -> None:
             "replay": lambda: replay_all(batch),
             "jsonl": lambda: replay_all(jsonl.parse_line(line) for line in lines),
             "parquet": lambda: replay_all(item for _, _, item in parquet.read_parquet(path) if isinstance(item, Trace)),
+            "jsonl dec": lambda: drain(jsonl.parse_line(line) for line in lines),
+            "parquet dec": lambda: drain(item for _, _, item in parquet.read_parquet(path)),
         })
     print(f"  {workload.name}: {len(batch)} traces, {steps} steps ({workload.description}); {divergent} divergent")
     for label, seconds in times.items():

@@ -1,4 +1,4 @@
-"""The partition component's replay workloads for ``bench_replay.py`` (kraft-semantics §2).
+"""The partition component's replay workloads for ``bench_replay.py`` (rules §2).
 
 Each builder takes ``(seed, scale)`` and returns traces: the bundled TLC-recorded ones, and a leader's
 steady traffic (appends and follower fetches at an advancing clock, the periodic ISR check), seeded.

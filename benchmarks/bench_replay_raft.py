@@ -1,4 +1,4 @@
-"""The raft component's replay workloads for ``bench_replay.py`` (kraft-semantics §3).
+"""The raft component's replay workloads for ``bench_replay.py`` (rules §3).
 
 Each builder takes ``(seed, scale)`` and returns traces: one node's view of a simulated quorum
 (``kraftspec generate sim --component raft``: elections, fetches, crashes, message loss and reordering), seeded.

@@ -1,19 +1,17 @@
 """The controller component's behaviours that differ between Kafka versions, each shown by a minimal case.
 
-Run: ``python benchmarks/controller_versions.py [--kafka 3.9.1 4.0.1 4.1.1 4.2.0 4.3.1 4.4.0] [--source DIR]``.
+Run: ``python benchmarks/controller_versions.py [--kafka 3.9.1 4.0.1 4.1.1 4.2.0 4.3.1 4.4.0]``.
 For every case (a few inputs from an explicit initial state) and every Kafka version, Kafka's own classes run the
 inputs (``kraftspec.harness``), and the reference judges Kafka's run twice: with the behaviour of that version
 (``differential_controller.profile``: it must agree) and with each other behaviour (where the case differs, it
 disagrees). It prints, per case, what Kafka answered on each version and which behaviours' reference agrees, as a
-Markdown table, and exits 1 if some version disagrees with its own behaviour. ``--source``: build the harness
-from that folder (e.g. a copy holding only the controller component) instead of the installed one.
+Markdown table, and exits 1 if some version disagrees with its own behaviour.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from kraftspec.differential_controller import VERSION_CASES as CASES, profile
 from kraftspec.harness import jvm
@@ -25,10 +23,7 @@ from kraftspec.traces.format import trace_from_json, trace_to_json
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kafka", nargs="+", default=["3.9.1", "4.0.1", "4.1.1", "4.2.0", "4.3.1", "4.4.0"])
-    parser.add_argument("--source")
     args = parser.parse_args()
-    if args.source:
-        jvm.SOURCE = Path(args.source)
     component_hooks = hooks("controller")
     failures = 0
     rows = []

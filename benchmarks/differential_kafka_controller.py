@@ -1,7 +1,7 @@
 """Differential runs of the controller component against Apache Kafka's own classes: generated steps, 0 disagreements.
 
 Run: ``python benchmarks/differential_kafka_controller.py [--kafka 4.3.1] [--steps 100000] [--seed 20261126]
-[--examples 200] [--length 50] [--source DIR]``. Runs ``kraftspec.differential_controller.controller_machine`` (Kafka behind
+[--examples 200] [--length 50]``. Runs ``kraftspec.differential_controller.controller_machine`` (Kafka behind
 ``KafkaAdapter``, the reference beside it) in rounds of ``--examples`` Hypothesis examples of up to ``--length``
 steps, round i seeded with ``--seed + i`` (printed), with the inputs and the reference's behaviour that the
 Kafka version calls for (``differential_controller.profile``), until ``--steps`` steps have been judged. It prints the
@@ -33,14 +33,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20261126)
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--length", type=int, default=50)
-    parser.add_argument("--source", help="build the harness from this folder instead of the installed one "
-                                         "(e.g. a copy holding only the controller component)")
     args = parser.parse_args()
-    if args.source:
-        from pathlib import Path
-
-        from kraftspec.harness import jvm
-        jvm.SOURCE = Path(args.source)
     started = time.perf_counter()
     shared(args.kafka)  # build and start the JVM before the clock for the steps starts
     ready = time.perf_counter()

@@ -6,7 +6,7 @@ Kafka's run is judged by the reference under the trace's ``KafkaBehaviour`` and 
 (``kraftspec.harness.broker.behaviour_for``). A row prints, per version, ``ok`` where Kafka agrees with the
 reference under the version's behaviour, and whether it agrees with the case's other behaviour: a behaviour
 difference shows as a case one version passes and another fails under the same stated behaviour. Exit code 1 if
-any version disagrees with its own behaviour (a finding; the one known and not modelled is marked so).
+any version disagrees with its own behaviour (a finding).
 """
 
 from __future__ import annotations
@@ -89,10 +89,9 @@ def cases() -> list[dict[str, Any]]:
                                                        "cordoned_log_dirs": [directory_of(1)]}},
                     {"action": "create_topic", "topic": {"name": "t", "topic_id": "AAAAAAAAAAAAAAAAAAAAAA"},
                      "assignments": [[1]]}]},
-        {"name": "last-known-elr", "known": "4.0.1",
+        {"name": "last-known-elr",
          "differs": "an unclean re-registration elects the partition's last known ELR member although it is not an "
-                    "acceptable leader (4.0: the test is inverted) or does not (4.1+); NOT MODELLED: the reference's "
-                    "partition builder follows 4.1+",
+                    "acceptable leader (3.9, 4.0: the test is inverted) or does not (4.1+)",
          "source": "PartitionChangeBuilder.tryElection / lastKnownElr (fixed in 4.1)",
          "initial": harness_broker.differential_initials("4.0.1")["running-elr-configs"]["explicit"],
          "inputs": [{"action": "fence_stale_broker", "now": 11}, {"action": "fence_stale_broker", "now": 11},
@@ -135,8 +134,6 @@ def main() -> int:
             own = harness_broker.behaviour_for(version)
             row = table[(case["name"], version)]
             mark = row[own]
-            if mark == "DISAGREE" and case.get("known") == version:
-                mark = "DISAGREE (known, not modelled)"
             findings += mark == "DISAGREE"
             others = ", ".join(f"under {b}: {v}" for b, v in row.items() if b != own)
             print(f"  Kafka {version} (behaviour {own}): {mark}; {others}")

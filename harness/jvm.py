@@ -33,15 +33,42 @@ class HarnessError(RuntimeError):
     """The harness could not serve a request (an input it cannot express to Kafka, a protocol error)."""
 
 
-def kafka_line(version: str) -> str:
-    """The source folder (``src/line-LINE``) whose classes follow this Kafka version's APIs."""
+def kafka_release(version: str) -> tuple[int, int]:
+    """``(major, minor)`` of a Kafka version the harness covers (3.9 and later)."""
     parts = version.split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
         raise HarnessUnavailable(f"not a Kafka version: {version!r} (expected e.g. {DEFAULT_VERSION})")
     major, minor = int(parts[0]), int(parts[1])
     if (major, minor) < (3, 9):
         raise HarnessUnavailable(f"Kafka {version}: the harness covers 3.9 and later")
-    return "3.9" if major == 3 else "4.x"
+    return major, minor
+
+
+def kafka_line(version: str) -> str:
+    """The source folder (``src/line-LINE``) whose classes follow this Kafka version's APIs."""
+    return "3.9" if kafka_release(version)[0] == 3 else "4.x"
+
+
+def source_folders(version: str) -> dict[str, str]:
+    """The pom's source-folder properties for ``version``: its API line, the sessions built from one release on (the
+    partition component from 4.0, whose ELR and shutdown handling 3.9 lacks; its leader side from 4.2, where
+    ``kafka.cluster.Partition``'s collaborators became Java; the raft client on 4.3, whose network channel and
+    record classes it is written against), and one shim per Kafka API change the partition session meets."""
+    release = kafka_release(version)
+    partition, leaders = release >= (4, 0), release >= (4, 2)
+
+    def variant(used: bool, since: tuple[int, int], new: str, old: str) -> str:
+        return "none" if not used else new if release >= since else old
+
+    return {"kafka.line": kafka_line(version),
+            "harness.partition": "partition" if partition else "none",
+            "harness.leaders": variant(partition, (4, 2), "partition-leaders", "partition-no-leaders"),
+            "harness.raft": "raft" if release == (4, 3) else "none",
+            "shim.log-context": variant(partition, (4, 4), "log-context-internals", "log-context-utils"),
+            "shim.requests": variant(partition, (4, 1), "requests-4.1", "requests-4.0"),
+            "shim.cordoned": variant(partition, (4, 3), "cordoned", "cordoned-none"),
+            "shim.records": variant(leaders, (4, 3), "records-internal", "records-common"),
+            "shim.alter-partition": variant(leaders, (4, 4), "alter-partition-server", "alter-partition-core")}
 
 
 def cache_dir() -> Path:
@@ -58,7 +85,7 @@ def _sources_hash() -> str:
 
 def build(version: str = DEFAULT_VERSION, *, quiet: bool = True) -> tuple[Path, str]:
     """Build the harness for ``version`` (once per source hash); returns its output folder and class path."""
-    line = kafka_line(version)
+    folders = source_folders(version)
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
             raise HarnessUnavailable(f"the Kafka harness needs {tool} on the PATH (Java 17 and Maven)")
@@ -69,7 +96,7 @@ def build(version: str = DEFAULT_VERSION, *, quiet: bool = True) -> tuple[Path, 
         classpath_file = out / "classpath.txt"
         if not classpath_file.exists():
             command = ["mvn", "-B", "-f", str(SOURCE / "pom.xml"), f"-Dkafka.version={version}",
-                       f"-Dkafka.line={line}", f"-Dkafka.release={'.'.join(version.split('.')[:2])}",
+                       *(f"-D{name}={folder}" for name, folder in folders.items()),
                        f"-Dkafka.testjar.version={TEST_JAR_VERSION.get(version, version)}",
                        f"-Dharness.out={out}", "package"]
             if quiet:

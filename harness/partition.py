@@ -13,9 +13,12 @@ The partition leader on the broker (``become_leader``, ``follower_fetch``, ...) 
 (``org.apache.kafka.controller.PartitionLeaders``); the initial state's ``leaders`` become leaders on it as the
 reference's explicit state says (``become_leader`` on the partition's registration).
 
-The Java session is written against Kafka 4.3's APIs (``harness/src/release-4.3``), with copies for 4.4 (three
-classes moved) and 4.2 (record classes in ``common.record``, no cordoned directories); builds for other releases
-do not offer the component.
+The Java session (``harness/src/partition``) is built for Kafka 4.0 and later; what differs by release goes through
+one shim per API change (``harness/src/shim``: where LogContext and the record classes live, how requests cross the
+wire, cordoned directories from 4.3, the AlterPartition manager's package). The leader side
+(``harness/src/partition-leaders``) is built from 4.2 on, where ``kafka.cluster.Partition``'s collaborators became
+Java: before 4.2 a trace with leader-side inputs is not expressible (``differential_partition.profile`` says what
+each version takes).
 """
 
 from __future__ import annotations

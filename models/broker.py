@@ -21,6 +21,11 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.records import RegisterBrokerRecord
 
 
+ENVIRONMENT_RULES = frozenset({"advance_clock", "failover"})
+"""Rules that move the environment, named for what happens rather than after a reference rule: the clock, and a
+controller failover (``deactivate`` then ``activate``)."""
+
+
 class BrokerLifecycleMachine(RuleBasedStateMachine):
     """Brokers registering, heartbeating in any state, restarting, shutting down, and a controller failing over."""
 
@@ -99,12 +104,12 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
     # --- rules ----------------------------------------------------------------------------------
 
     @rule(broker_id=st.sampled_from(BROKER_IDS))
-    def register(self, broker_id: int) -> None:
+    def register_broker(self, broker_id: int) -> None:
         """A broker (re-)registers with the incarnation it runs (an amendment when already registered)."""
         self._register(broker_id, self.incarnation[broker_id], -1)
 
     @rule(broker_id=st.sampled_from(BROKER_IDS), clean=st.booleans())
-    def unclean_restart(self, broker_id: int, clean: bool) -> None:
+    def register_broker_after_unclean_restart(self, broker_id: int, clean: bool) -> None:
         """The process restarts with a new incarnation; a clean one reports its previous broker epoch."""
         existing = self.control.brokers.get(broker_id)
         previous = existing.epoch if (clean and existing is not None) else -1
@@ -122,7 +127,7 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: bool(self.control.brokers))
     @rule(data=st.data())
-    def log_dir_offline(self, data: st.DataObject) -> None:
+    def heartbeat_with_a_log_dir_offline(self, data: st.DataObject) -> None:
         """A registered broker's disk fails: its heartbeat reports the directory offline (§1.5 step 7)."""
         broker_id = data.draw(st.sampled_from(sorted(self.control.brokers)), label="broker")
         self._heartbeat(broker_id, self.control.brokers[broker_id].epoch, self.control.next_offset, False, False,
@@ -130,13 +135,13 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: bool(self.control.brokers))
     @rule(data=st.data())
-    def controlled_shutdown(self, data: st.DataObject) -> None:
+    def heartbeat_to_shut_down(self, data: st.DataObject) -> None:
         """A registered, caught-up broker asks for a controlled shutdown."""
         broker_id = data.draw(st.sampled_from(sorted(self.control.brokers)), label="broker")
         self._heartbeat(broker_id, self.control.brokers[broker_id].epoch, self.control.next_offset, False, True)
 
     @rule(broker_id=st.sampled_from(BROKER_IDS))
-    def unregister(self, broker_id: int) -> None:
+    def unregister_broker(self, broker_id: int) -> None:
         self.control, out = broker.unregister_broker(self.control, broker_id)
         if out.response.error is Errors.NONE:
             self.shut_down.discard(broker_id)
@@ -158,7 +163,7 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
         self.now += ticks
 
     @rule(records=st.integers(1, 5))
-    def other_records(self, records: int) -> None:
+    def log_advanced(self, records: int) -> None:
         """NoOpRecords and other components' writes move the log end."""
         self.control = broker.log_advanced(self.control, self.control.next_offset + records)
 

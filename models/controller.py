@@ -4,7 +4,7 @@ registration messages and process restarts (new incarnations).
 One controller process (node 1) runs ``ControllerRegistrationManager`` (``reference/controller_registration``);
 an always-active quorum controller handles its requests and writes RegisterControllerRecords. Requests of
 every incarnation stay in the network until delivered, in any order, possibly more than once.
-Invariant ``log_settles_to_running_incarnation`` (kraft-semantics §4.1): from any state, delivering
+Invariant ``log_settles_to_running_incarnation`` (rules §4.1): from any state, delivering
 everything and letting the manager run (its resend timer and the periodic self-check) ends with the log's
 registration for node 1 being the running incarnation's. Rule names follow the reference functions.
 """
@@ -112,6 +112,11 @@ def settle(world: World) -> World:
                 return world
             send(world, sent)
     raise AssertionError(f"the system did not settle within {SETTLE_STEPS} steps")
+
+
+ENVIRONMENT_RULES = frozenset({"restart", "upgrade_mv"})
+"""Rules that move the environment, named for what happens rather than after a reference rule: a process restart and a
+metadata.version upgrade."""
 
 
 class ControllerRegistrationMachine(RuleBasedStateMachine):

@@ -5,7 +5,7 @@ fencing/unfencing, controlled shutdown, restarts with a new broker epoch (clean,
 with the log's tail lost), reassignments and elections. Brokers learn the controller's state only when
 ``propagate`` runs for them, so stale leaders keep appending and followers keep fetching from them.
 
-Invariants (kraft-semantics §2.5, §2.6, §2.12): the leader is in the ISR or there is none, and is an
+Invariants (rules §2.5, §2.6, §2.12): the leader is in the ISR or there is none, and is an
 active broker; ISR ⊆ replicas without duplicates and never empty without ELR; leader and partition
 epochs only grow; every offset below the leader's HW is in every ISR member's log; with unclean
 election disabled no committed record is lost, unless a lost log tail was not covered by ELR (KIP-966: one
@@ -97,6 +97,12 @@ class Cluster:
 
 def _registration(broker_id: int, epoch: int, fenced: bool = False) -> BrokerRegistration:
     return BrokerRegistration(broker_id=broker_id, epoch=epoch, incarnation_id=f"incarnation-{broker_id}-{epoch}", fenced=fenced)
+
+
+ENVIRONMENT_RULES = frozenset({"broker_event", "propagate", "propagate_all", "replicate", "tick"})
+"""Rules that move the environment, named for what happens rather than after a reference rule: the clock, the network
+between the leader and the controller, followers fetching in turn, and broker events dispatched to the
+``handle_broker_*`` rules."""
 
 
 class PartitionMachine(RuleBasedStateMachine):

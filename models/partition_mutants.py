@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 from kraftspec.mutants import Mutant
 from kraftspec.reference import partition_events
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.partition_rules import KAFKA_4_3, PartitionBehaviour
 from kraftspec.reference.records import NO_LEADER, PartitionChangeRecord
 
 
@@ -63,18 +64,18 @@ def any_epoch_eligible(fenced: bool, in_controlled_shutdown: bool, requested_epo
 
 def unregister_drops_elr(
     brokers: Any, topics: Any, partitions: Any, broker_id: int, *, metadata_version: int, elr_enabled: bool,
-    order: Sequence[Any] = (),
+    behaviour: PartitionBehaviour = KAFKA_4_3, order: Sequence[Any] = (),
 ) -> tuple[PartitionChangeRecord, ...]:
     """Wrong (the reference before Kafka 4.3 judged it): unregistering a broker also drops it from every ELR, as an
     unclean shutdown would; Kafka's ``handleBrokerUnregistered`` only removes it as ``brokerToRemove``."""
     in_isr = partition_events.generate_leader_and_isr_updates(
         brokers, topics, partitions, partition_events._visit(partitions, lambda p: broker_id in p.isr, order),
         broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
-        metadata_version=metadata_version, elr_enabled=elr_enabled)
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour)
     in_elr = partition_events.generate_leader_and_isr_updates(
         brokers, topics, partitions, partition_events._visit(partitions, lambda p: broker_id in p.elr, order),
         broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=broker_id,
-        metadata_version=metadata_version, elr_enabled=elr_enabled)
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour)
     return in_isr + in_elr
 
 

@@ -1,4 +1,4 @@
-"""Public Hypothesis strategies for partition states, broker views and change requests (kraft-semantics §2).
+"""Public Hypothesis strategies for partition states, broker views and change requests (rules §2).
 
 Importable by other projects: ``from kraftspec.models.partition_strategies import partition_registrations``.
 Every generated registration satisfies §2.6: ISR ⊆ replicas without duplicates, the leader in the ISR

@@ -1,4 +1,4 @@
-"""A simulated KRaft quorum: three voters and one observer over a faulty network (kraft-semantics §3).
+"""A simulated KRaft quorum: three voters and one observer over a faulty network (rules §3).
 
 Hypothesis drives the rules (timer polls, message delivery in any order, loss, duplication, client
 appends, crashes that lose unflushed records) and checks after every step that the reference keeps
@@ -34,6 +34,13 @@ MAJORITY = len(VOTERS) // 2 + 1
 jitters = st.integers(min_value=0, max_value=CONFIG.election_timeout_ms - 1)
 bootstraps = st.integers(min_value=0, max_value=len(VOTERS) - 1)
 """``RequestManager``'s random start index into the bootstrap servers (the voters), ``raft.step``'s ``bootstrap``."""
+
+
+ENVIRONMENT_RULES = frozenset({
+    "append", "crash", "deliver", "deliver_all", "duplicate", "lose", "resign", "run_quietly", "tick", "tick_all"
+})
+"""Rules that move the environment, named for what happens rather than after a reference rule: the network (delivery,
+loss, duplication), the clock, crashes and the client inputs ``raft.step`` takes (Append, Resign)."""
 
 
 class RaftQuorumModel(RuleBasedStateMachine):

@@ -1,4 +1,4 @@
-"""Public Hypothesis strategies for the KRaft quorum: epochs, logs, and requests (kraft-semantics §3)."""
+"""Public Hypothesis strategies for the KRaft quorum: epochs, logs, and requests (rules §3)."""
 
 from __future__ import annotations
 

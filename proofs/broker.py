@@ -1,4 +1,4 @@
-"""CrossHair contracts on the broker-lifecycle rules (kraft-semantics §1); each post-condition is a fact, not the code.
+"""CrossHair contracts on the broker-lifecycle rules (rules §1); each post-condition is a fact, not the code.
 
 Run: ``kraftspec prove broker``.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from kraftspec.reference import broker_rules
 
 
-def session_expiry(contact_time: int, now: int, session_timeout: int) -> bool:
+def session_expired(contact_time: int, now: int, session_timeout: int) -> bool:
     """A session is live through exactly contact + timeout; later it is expired, unless the contact is in the future (§1.2, scenario 5).
 
     pre: session_timeout >= 0
@@ -19,7 +19,7 @@ def session_expiry(contact_time: int, now: int, session_timeout: int) -> bool:
     return broker_rules.session_expired(contact_time, now, session_timeout)
 
 
-def caught_up(current_metadata_offset: int, register_record_offset: int) -> bool:
+def is_caught_up(current_metadata_offset: int, register_record_offset: int) -> bool:
     """Caught up exactly when the reported offset reached the RegisterBrokerRecord's offset (§1.5 step 8).
 
     post: __return__ == (current_metadata_offset >= register_record_offset)
@@ -27,7 +27,7 @@ def caught_up(current_metadata_offset: int, register_record_offset: int) -> bool
     return broker_rules.is_caught_up(current_metadata_offset, register_record_offset)
 
 
-def duplicate_registration(has_existing: bool, same_incarnation: bool, session_valid: bool) -> bool:
+def is_duplicate_registration(has_existing: bool, same_incarnation: bool, session_valid: bool) -> bool:
     """Only another incarnation of a registered broker with a valid session is refused (§1.3 check 2).
 
     post: __return__ == (has_existing and session_valid and not same_incarnation)
@@ -35,7 +35,7 @@ def duplicate_registration(has_existing: bool, same_incarnation: bool, session_v
     return broker_rules.is_duplicate_registration(has_existing, same_incarnation, session_valid)
 
 
-def feature_range(finalized_level: int, min_supported: int, max_supported: int) -> bool:
+def feature_level_supported(finalized_level: int, min_supported: int, max_supported: int) -> bool:
     """A finalized level is accepted exactly when it lies in the broker's inclusive range (§1.3 check 5).
 
     post: __return__ == (min_supported <= finalized_level and finalized_level <= max_supported)
@@ -43,7 +43,7 @@ def feature_range(finalized_level: int, min_supported: int, max_supported: int) 
     return broker_rules.feature_level_supported(finalized_level, min_supported, max_supported)
 
 
-def shutdown_grant(leads_partitions: bool, controlled_shutdown_offset: int, lowest_active_offset: int) -> bool:
+def shutdown_granted(leads_partitions: bool, controlled_shutdown_offset: int, lowest_active_offset: int) -> bool:
     """Shutdown is granted exactly when the broker leads nothing and every active broker reached its offset (§1.7).
 
     pre: controlled_shutdown_offset >= 0
@@ -52,7 +52,7 @@ def shutdown_grant(leads_partitions: bool, controlled_shutdown_offset: int, lowe
     return broker_rules.shutdown_granted(leads_partitions, controlled_shutdown_offset, lowest_active_offset)
 
 
-def clean_shutdown(detection_enabled: bool, stored_broker_epoch: int, previous_broker_epoch: int) -> bool:
+def is_clean_shutdown(detection_enabled: bool, stored_broker_epoch: int, previous_broker_epoch: int) -> bool:
     """A shutdown is clean only with detection on and the broker's previous epoch equal to the stored one (§1.3).
 
     post: detection_enabled or not __return__
@@ -61,7 +61,7 @@ def clean_shutdown(detection_enabled: bool, stored_broker_epoch: int, previous_b
     return broker_rules.is_clean_shutdown(detection_enabled, stored_broker_epoch, previous_broker_epoch)
 
 
-def heartbeat_transition(fenced: bool, controlled_shutdown_offset: int, want_fence: bool, want_shut_down: bool,
+def next_control_state(fenced: bool, controlled_shutdown_offset: int, want_fence: bool, want_shut_down: bool,
                          caught_up: bool, leads_partitions: bool, lowest_active_offset: int) -> str:
     """The heartbeat table's safety facts (§1.5 step 4, §1.7).
 
@@ -80,7 +80,7 @@ def heartbeat_transition(fenced: bool, controlled_shutdown_offset: int, want_fen
                                            controlled_shutdown_offset, lowest_active_offset).name
 
 
-def reserved_directory(most_significant: int, least_significant: int) -> bool:
+def is_reserved_directory(most_significant: int, least_significant: int) -> bool:
     """Directory ids with a zero high half and a low half below 100, compared as signed longs, are reserved (§1.3 check 4).
 
     pre: -2**63 <= most_significant < 2**63 and -2**63 <= least_significant < 2**63

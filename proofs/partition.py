@@ -1,4 +1,4 @@
-"""CrossHair contracts on the partition rules (kraft-semantics §2); each post-condition is a fact, not the code.
+"""CrossHair contracts on the partition rules (rules §2); each post-condition is a fact, not the code.
 
 Run: ``kraftspec prove partition`` or
 ``python -m crosshair check --analysis_kind=PEP316 --per_condition_timeout=5 kraftspec.proofs.partition``.
@@ -17,7 +17,7 @@ def implies(a: bool, b: bool) -> bool:
     return (not a) or b
 
 
-def acceptable_leader(
+def is_acceptable_leader(
     replica: int, registered: bool, active: bool, directory_online: bool, broker_to_remove: int, broker_to_add: int,
     unclean_shutdown_broker: int,
 ) -> bool:
@@ -34,7 +34,7 @@ def acceptable_leader(
     )
 
 
-def election(
+def elect_leader(
     election_type: int,
     current_leader: int,
     target_replicas: tuple[int, ...],
@@ -64,7 +64,8 @@ def election(
     )
 
 
-def isr_member_eligible(fenced: bool, in_controlled_shutdown: bool, requested_epoch: int, registered_epoch: int) -> bool:
+def is_isr_member_eligible(fenced: bool, in_controlled_shutdown: bool, requested_epoch: int,
+                           registered_epoch: int) -> bool:
     """KIP-841/903 (§2.10 check 11): an ISR member is eligible exactly when it is unfenced, not shutting down,
     and named with epoch -1 or its registered epoch.
 
@@ -73,7 +74,7 @@ def isr_member_eligible(fenced: bool, in_controlled_shutdown: bool, requested_ep
     return partition_rules.is_isr_member_eligible(fenced, in_controlled_shutdown, requested_epoch, registered_epoch)
 
 
-def alter_partition_epochs(
+def alter_partition_epoch_error(
     requester: int, request_leader_epoch: int, request_partition_epoch: int, leader: int, leader_epoch: int,
     partition_epoch: int,
 ) -> int:
@@ -90,7 +91,8 @@ def alter_partition_epochs(
     ))
 
 
-def isr_field(target_isr: tuple[int, ...], current_isr: tuple[int, ...], elr_enabled: bool) -> Optional[tuple[int, ...]]:
+def isr_record_field(target_isr: tuple[int, ...], current_isr: tuple[int, ...],
+                     elr_enabled: bool) -> Optional[tuple[int, ...]]:
     """§2.3 step 6: without ELR a record never empties the ISR; a changed non-empty target is always written.
 
     pre: len(target_isr) <= 3 and len(current_isr) <= 3
@@ -109,7 +111,8 @@ def merged_leader_epoch(leader_epoch: int, record_leader: int) -> int:
     return partition_rules.merged_leader_epoch(leader_epoch, record_leader)
 
 
-def isr_shrink_bump(metadata_version: int, new_isr: tuple[int, ...], current_isr: tuple[int, ...]) -> bool:
+def isr_shrink_requires_leader_epoch_bump(metadata_version: int, new_isr: tuple[int, ...],
+                                          current_isr: tuple[int, ...]) -> bool:
     """KAFKA-15021 (§2.3 step 7): from MV 3.6-IV0 (12) on an ISR change alone never bumps the leader epoch;
     before, exactly a shrink (a current member dropped) does.
 
@@ -120,7 +123,8 @@ def isr_shrink_bump(metadata_version: int, new_isr: tuple[int, ...], current_isr
     return partition_rules.isr_shrink_requires_leader_epoch_bump(metadata_version, new_isr, current_isr)
 
 
-def reassignment_bump(target_replicas: tuple[int, ...], current_replicas: tuple[int, ...]) -> bool:
+def reassignment_requires_leader_epoch_bump(target_replicas: tuple[int, ...],
+                                            current_replicas: tuple[int, ...]) -> bool:
     """§2.5: a replica set that drops a current replica bumps the leader epoch; a superset never does.
 
     pre: len(target_replicas) <= 3 and len(current_replicas) <= 3
@@ -129,7 +133,8 @@ def reassignment_bump(target_replicas: tuple[int, ...], current_replicas: tuple[
     return partition_rules.reassignment_requires_leader_epoch_bump(target_replicas, current_replicas)
 
 
-def hw(current_hw: int, leader_leo: int, candidate_leos: tuple[int, ...], isr_size: int, min_isr: int) -> int:
+def high_watermark(current_hw: int, leader_leo: int, candidate_leos: tuple[int, ...], isr_size: int,
+                   min_isr: int) -> int:
     """§2.12: the HW never moves back, never passes the leader's LEO or a candidate's LEO (when it moves), and
     is frozen while the ISR is below the effective min ISR.
 
@@ -143,7 +148,7 @@ def hw(current_hw: int, leader_leo: int, candidate_leos: tuple[int, ...], isr_si
     return partition_rules.high_watermark(current_hw, leader_leo, candidate_leos, isr_size, min_isr)
 
 
-def hw_candidate(in_maximal_isr: bool, caught_up: bool, isr_eligible: bool) -> bool:
+def is_hw_candidate(in_maximal_isr: bool, caught_up: bool, isr_eligible: bool) -> bool:
     """§2.12: a follower bounds the HW exactly when it is in the maximal ISR, or caught up and ISR-eligible.
 
     post: __return__ == (in_maximal_isr or (caught_up and isr_eligible))
@@ -151,7 +156,7 @@ def hw_candidate(in_maximal_isr: bool, caught_up: bool, isr_eligible: bool) -> b
     return partition_rules.is_hw_candidate(in_maximal_isr, caught_up, isr_eligible)
 
 
-def broker_epoch_isr_eligible(fetched_broker_epoch: int, cached_broker_epoch: int) -> bool:
+def is_broker_epoch_isr_eligible(fetched_broker_epoch: int, cached_broker_epoch: int) -> bool:
     """KIP-903 (§2.12): a follower that fetched with a different (older) epoch than the registered one
     cannot join the ISR; -1 (unknown) is accepted, no fetch yet (-2) is not.
 
@@ -161,7 +166,7 @@ def broker_epoch_isr_eligible(fetched_broker_epoch: int, cached_broker_epoch: in
     return partition_rules.is_broker_epoch_isr_eligible(fetched_broker_epoch, cached_broker_epoch)
 
 
-def reassignment_completion(
+def complete_reassignment(
     target_isr: tuple[int, ...], target_replicas: tuple[int, ...], removing: tuple[int, ...], adding: tuple[int, ...]
 ) -> Optional[tuple[tuple[int, ...], tuple[int, ...]]]:
     """§2.3 step 1: a completed reassignment drops every removing replica and has every adding replica in the ISR.

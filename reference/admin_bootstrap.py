@@ -1,6 +1,6 @@
 """Admin client bootstrap: bootstrap.servers vs bootstrap.controllers, and how describeCluster is sent.
 
-kraft-semantics §4.3; ``clients/.../admin/internals/AdminBootstrapAddresses.java``,
+rules §4.3; ``clients/.../admin/internals/AdminBootstrapAddresses.java``,
 ``KafkaAdminClient.describeCluster``, ``core/.../ControllerApis.scala`` (the APIs a controller serves).
 """
 

@@ -1,6 +1,6 @@
 """Controller-side broker lifecycle: registration, heartbeats, session fencing, controlled shutdown, unregistration.
 
-kraft-semantics §1.2–§1.8 (``ClusterControlManager``, ``BrokerHeartbeatManager``, ``BrokerHeartbeatTracker``,
+rules §1.2–§1.8 (``ClusterControlManager``, ``BrokerHeartbeatManager``, ``BrokerHeartbeatTracker``,
 ``ReplicationControlManager``). Every transition is ``(state, input, now) -> (state', Output)``: the
 records it writes carry the offsets they are appended at, and the hard state is obtained by
 replaying those records, exactly as Kafka's controller does.
@@ -27,9 +27,10 @@ from kraftspec.reference.broker_registration import (
 )
 from kraftspec.reference.broker_rules import BrokerControlState
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, builder, dict_init, evolve, slotted
+from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
 from kraftspec.reference.partition_creation import create_partition
+from kraftspec.reference.partition_rules import KAFKA_4_0 as PARTITION_4_0, KAFKA_4_3 as PARTITION_4_3, PartitionBehaviour
 from kraftspec.reference.reassignment import validate_manual_assignment
 from kraftspec.reference.records import (
     FENCE,
@@ -57,9 +58,9 @@ R = TypeVar("R")
 Written = tuple[tuple[int, MetadataRecord], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KafkaBehaviour:
-    """The version differences of kraft-semantics §1.10, as explicit switches.
+    """The version differences of rules §1.10, as explicit switches.
 
     ``sessions_keyed_by_epoch``: 4.0+ tracks sessions per (id, epoch) and also fences already-fenced
     brokers; 3.9 had one session per id, valid only while unfenced: the heartbeat manager's ``lastContactNs`` of each
@@ -77,7 +78,10 @@ class KafkaBehaviour:
     takes a new incarnation's broker out of its ISRs as if fenced when ELR is off; 3.9's
     ``handleBrokerUncleanShutdown`` writes nothing below the ELR metadata.version. ``registration_needs_metadata_version``:
     4.0+ refuses a registration without a metadata.version range (INVALID_REGISTRATION); 3.9 checks the range 1–1 for
-    it (``processRegistrationFeature``'s default). "4.1+" is Kafka 4.1 to 4.3, "4.4+" 4.4 on.
+    it (``processRegistrationFeature``'s default). ``partition``: the partition rules the broker events run
+    (``partition_rules.PartitionBehaviour``; 3.9's ``PartitionChangeBuilder`` elects and records the last known leader
+    as 4.0's does; the broker component runs no reassignment, where 4.1–4.2 and 4.3 differ). "4.1+" is Kafka 4.1 to
+    4.3, "4.4+" 4.4 on.
     """
 
     name: str
@@ -89,21 +93,27 @@ class KafkaBehaviour:
     assignment_needs_uncordoned_dirs: bool = False
     restart_leaves_isr: bool = True
     registration_needs_metadata_version: bool = True
+    partition: PartitionBehaviour = PARTITION_4_3
 
 
 _DUPLICATE = "Another broker is registered with that broker id."
 _DUPLICATE_4_1 = (f"{_DUPLICATE} If the broker was recently restarted this should self-resolve once the heartbeat "
                   f"manager expires the broker's session.")
-KAFKA_3_9 = KafkaBehaviour("3.9", False, True, False, True, _DUPLICATE, restart_leaves_isr=False,
-                           registration_needs_metadata_version=False)
-KAFKA_4_0 = KafkaBehaviour("4.0", True, True, True, True, _DUPLICATE)
-KAFKA_4_1 = KafkaBehaviour("4.1+", True, False, True, True, _DUPLICATE_4_1)
-KAFKA_4_4 = KafkaBehaviour("4.4+", True, False, True, True, _DUPLICATE_4_1, True)
+KAFKA_3_9 = KafkaBehaviour(name="3.9", sessions_keyed_by_epoch=False, activation_sessions_for_fenced=True,
+                           clean_shutdown_detection=False, register_forgets_offset=True,
+                           duplicate_registration_message=_DUPLICATE, restart_leaves_isr=False,
+                           registration_needs_metadata_version=False, partition=PARTITION_4_0)
+KAFKA_4_0 = KafkaBehaviour(name="4.0", sessions_keyed_by_epoch=True, activation_sessions_for_fenced=True,
+                           clean_shutdown_detection=True, register_forgets_offset=True,
+                           duplicate_registration_message=_DUPLICATE, partition=PARTITION_4_0)
+KAFKA_4_1 = KafkaBehaviour(name="4.1+", sessions_keyed_by_epoch=True, activation_sessions_for_fenced=False,
+                           clean_shutdown_detection=True, register_forgets_offset=True,
+                           duplicate_registration_message=_DUPLICATE_4_1)
+KAFKA_4_4 = evolve(KAFKA_4_1, name="4.4+", assignment_needs_uncordoned_dirs=True)
 BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_4)}
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HeartbeatState:
     """``BrokerHeartbeatState``: the active controller's soft state for one broker (§1.2)."""
 
@@ -112,17 +122,12 @@ class HeartbeatState:
     controlled_shutdown_offset: int = broker_rules.NO_CONTROLLED_SHUTDOWN
 
 
-_UNTOUCHED = (HeartbeatState(fenced=False), HeartbeatState(fenced=True))  # shared: the values are immutable
-_EMPTY: FrozenMap = FrozenMap()
-
-
 def _untouched_entry(fenced: bool) -> HeartbeatState:
     """A broker's heartbeat entry as registered, before any heartbeat: its fenced flag, no offsets (§1.2)."""
-    return _UNTOUCHED[fenced] if type(fenced) is bool else HeartbeatState(fenced=fenced)
+    return HeartbeatState(fenced=fenced)
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterControl:
     """The controller's state for brokers: hard state (rebuilt from the log) and the active controller's soft state.
 
@@ -156,30 +161,13 @@ class ClusterControl:
 
 
 def _touched_entry(entry: HeartbeatState, fenced: bool, metadata_offset: int) -> HeartbeatState:
-    """``touch`` on one entry: fencing clears the controlled-shutdown offset (§1.2).
-
-    Built by the positional builder: the heartbeat hot path makes one per call.
-    """
-    return _heartbeat_state(fenced, metadata_offset,
-                            broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset)
+    """``BrokerHeartbeatManager.touch`` on one entry: fencing clears the controlled-shutdown offset (§1.2)."""
+    return HeartbeatState(fenced=fenced, metadata_offset=metadata_offset,
+                          controlled_shutdown_offset=(broker_rules.NO_CONTROLLED_SHUTDOWN if fenced
+                                                      else entry.controlled_shutdown_offset))
 
 
-_bind = dict.__setitem__  # binds a key in a FrozenMap copy not yet shared (``FrozenMap.set`` inlined)
-_heartbeat_state = builder(HeartbeatState)  # the positional constructors of the hot paths (every field, in order)
-_cluster_control = builder(ClusterControl)
-
-
-def _with_soft_state(state: ClusterControl, active: bool, sessions: FrozenMap[tuple[int, int], int],
-                     heartbeats: FrozenMap[int, HeartbeatState]) -> ClusterControl:
-    """``evolve(state, active=..., sessions=..., heartbeats=...)`` by the positional builder, every field in declared
-    order: the soft state a heartbeat or a failover replaces (§1.2), on the paths taken once per step."""
-    return _cluster_control(state.cluster_id, state.finalized_features, state.session_timeout, state.behaviour, active,
-                            state.next_offset, state.brokers, state.register_offsets, sessions, heartbeats,
-                            state.topics, state.partitions)
-
-
-@dict_init
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Output(Generic[R]):
     """What a transition emits: the RPC response (or timer result) and the records appended, with offsets."""
 
@@ -187,8 +175,7 @@ class Output(Generic[R]):
     records: Written = ()
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerRegistrationRequest:
     """BrokerRegistration RPC (apiKey 62, v0–4) as the controller sees it (§1.3)."""
 
@@ -204,8 +191,7 @@ class BrokerRegistrationRequest:
     version: int = 4
 
 
-@dict_init
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerRegistrationResponse:
     """The reply: an error code (with Kafka's message) or the assigned broker epoch."""
 
@@ -214,8 +200,7 @@ class BrokerRegistrationResponse:
     message: Optional[str] = None
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerHeartbeatRequest:
     """BrokerHeartbeat RPC (apiKey 63, v0–2) (§1.5)."""
 
@@ -228,8 +213,7 @@ class BrokerHeartbeatRequest:
     cordoned_log_dirs: Optional[tuple[str, ...]] = None  # v2+; null until the broker has caught up (KIP-1066)
 
 
-@dict_init
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerHeartbeatResponse:
     """The reply; on an error only ``error`` is meaningful (defaults as in the schema: fenced, not caught up)."""
 
@@ -240,8 +224,7 @@ class BrokerHeartbeatResponse:
     should_shut_down: bool = False
 
 
-@dict_init
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnregisterBrokerResponse:
     """UnregisterBroker RPC (apiKey 64) reply."""
 
@@ -249,8 +232,7 @@ class UnregisterBrokerResponse:
     message: Optional[str] = None
 
 
-@dict_init
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StaleBrokerFencing:
     """Result of one run of the stale-broker task: which session expired (if any) and whether it fenced."""
 
@@ -435,7 +417,8 @@ def _unfence_record(state: ClusterControl, registration: BrokerRegistration) -> 
 
 
 def _partition_context(state: ClusterControl) -> dict[str, object]:
-    return {"metadata_version": state.metadata_version, "elr_enabled": state.elr_enabled}
+    return {"metadata_version": state.metadata_version, "elr_enabled": state.elr_enabled,
+            "behaviour": state.behaviour.partition}
 
 
 Order = tuple[TopicPartition, ...]
@@ -540,15 +523,19 @@ def _uuid_halves(uuid_text: str) -> Optional[tuple[int, int]]:
 
 def _directory_error(state: ClusterControl, request: BrokerRegistrationRequest) -> Optional[str]:
     """The INVALID_REGISTRATION message of the directory checks, in Kafka's order (§1.3 check 4)."""
+    # Replicas are assigned to directories: a broker must name at least one.
     if not request.log_dirs:
         return "No directories specified in request"
     for directory in request.log_dirs:
         halves = _uuid_halves(directory)
+        # The low ids (UNASSIGNED, LOST, MIGRATING) mean "no directory" in assignments, so none can be a real one.
         if halves is not None and broker_rules.is_reserved_directory(*halves):
             return "Reserved directory ID in request"
+    # An assignment names one directory: the same id twice would make it ambiguous.
     if len(set(request.log_dirs)) != len(request.log_dirs):
         return "Duplicate directory ID in request"
     for directory in request.log_dirs:
+        # A directory belongs to one broker: another broker's id would send replicas to the wrong disk.
         for other in state.brokers.values():
             if other.broker_id != request.broker_id and directory in other.log_dirs:
                 return f"Broker {other.broker_id} is already registered with directory {directory}"
@@ -560,16 +547,19 @@ def _feature_error(state: ClusterControl, request: BrokerRegistrationRequest) ->
     listed = {f.name for f in request.features}
     for feature in request.features:
         level = state.finalized_features.get(feature.name, 0)
+        # A broker that cannot read a finalized feature level would misread the metadata log.
         if not broker_rules.feature_level_supported(level, feature.min_supported, feature.max_supported):
             return Errors.UNSUPPORTED_VERSION, _unsupported_message(feature.name, level, feature.min_supported,
                                                                     feature.max_supported)
     if METADATA_VERSION not in listed:
+        # 4.0+: a broker must say which metadata.version levels it reads; the controller does not guess.
         if state.behaviour.registration_needs_metadata_version:
             return Errors.INVALID_REGISTRATION, "Request features do not contain 'metadata.version'"
         level = state.metadata_version  # 3.9: the range 1-1 (MINIMUM_KRAFT_VERSION) stands in for the missing one
         if not broker_rules.feature_level_supported(level, 1, 1):
             return Errors.UNSUPPORTED_VERSION, _unsupported_message(METADATA_VERSION, level, 1, 1)
     for name, level in sorted(state.finalized_features.items()):
+        # A finalized feature the broker does not list is one it does not support.
         if level != 0 and name not in listed:
             return Errors.UNSUPPORTED_VERSION, _unsupported_message(name, level, 0, 0)
     return None
@@ -619,18 +609,23 @@ def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, n
 
     request = registration_as_received(request)
 
+    # ControllerApis: only a broker (CLUSTER_ACTION on the cluster) may register, checked before the controller.
     if not authorized:
         return fail(Errors.CLUSTER_AUTHORIZATION_FAILED)
+    # Only the active controller writes registrations: the broker must find the active one.
     if not state.active:
         return fail(Errors.NOT_CONTROLLER)
+    # A broker formatted for another cluster must not join this one.
     if request.cluster_id != state.cluster_id:
         return fail(Errors.INCONSISTENT_CLUSTER_ID,
                     f"Expected cluster ID {state.cluster_id}, but got cluster ID {request.cluster_id}")
     existing = state.brokers.get(request.broker_id)
+    # Another incarnation of this id still has a live session: two processes must not share one broker id.
     if broker_rules.is_duplicate_registration(
             existing is not None, existing is not None and existing.incarnation_id == request.incarnation_id,
             existing is not None and has_valid_session(state, request.broker_id, existing.epoch, now)):
         return fail(Errors.DUPLICATE_BROKER_REGISTRATION, state.behaviour.duplicate_registration_message)
+    # ZooKeeper migration is gone from KRaft-only Kafka: a broker still migrating has nothing to register with.
     if request.is_migrating_zk_broker:
         return fail(Errors.BROKER_ID_NOT_REGISTERED, "Controller does not support registering ZK brokers.")
     directories_supported = mv.is_directory_assignment_supported(state.metadata_version)
@@ -698,8 +693,7 @@ def maybe_update_controlled_shutdown_offset(state: ClusterControl, broker_id: in
         raise IllegalStateError("Fenced brokers cannot enter controlled shutdown.")
     if entry.controlled_shutdown_offset >= 0:
         return state
-    return evolve(state, heartbeats=state.heartbeats.set(
-        broker_id, _heartbeat_state(entry.fenced, entry.metadata_offset, offset)))
+    return evolve(state, heartbeats=state.heartbeats.set(broker_id, evolve(entry, controlled_shutdown_offset=offset)))
 
 
 def active_brokers(state: ClusterControl) -> list[int]:
@@ -715,34 +709,28 @@ def usable_brokers(state: ClusterControl) -> list[tuple[int, bool]]:
 
 def calculate_next_broker_state(state: ClusterControl, broker_id: int, request: "BrokerHeartbeatRequest",
                                 register_record_offset: int) -> tuple[BrokerControlState, BrokerControlState]:
-    """``calculateNextBrokerState``: (current, next) for a heartbeat; unknown brokers are an illegal state (§1.5 step 4)."""
-    return _transition(state, broker_id, _heartbeat_entry(state, broker_id), request,
-                       broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset))
+    """``BrokerHeartbeatManager.calculateNextBrokerState``: (current, next) for a heartbeat (§1.5 step 4).
 
-
-def _transition(state: ClusterControl, broker_id: int, entry: HeartbeatState, request: "BrokerHeartbeatRequest",
-                caught_up: bool) -> tuple[BrokerControlState, BrokerControlState]:
-    """:func:`calculate_next_broker_state` given the broker's heartbeat entry and caught-up flag."""
+    An unknown broker is an illegal state. Kafka asks for the broker's leaderships and the lowest active offset only
+    where the transition table reads them.
+    """
+    entry = _heartbeat_entry(state, broker_id)
     current = broker_rules.current_control_state(entry.fenced, entry.controlled_shutdown_offset)
-    # Kafka asks for leaderships (a Supplier) and the lowest active offset only where the table reads them.
     shutting_down = current is broker_rules.CONTROLLED_SHUTDOWN
     want_fence, want_shut_down = request.want_fence, request.want_shut_down
-    leads = (shutting_down or (want_shut_down and not want_fence)) and \
-        partition_events.leads_any_partition(state.partitions, broker_id)
+    leads = ((shutting_down or (want_shut_down and not want_fence))
+             and partition_events.leads_any_partition(state.partitions, broker_id))
     following = broker_rules.next_control_state(
-        current, want_fence, want_shut_down, caught_up, leads, entry.controlled_shutdown_offset,
-        lowest_active_offset(state) if shutting_down else broker_rules.INT64_MAX)
+        current, want_fence, want_shut_down,
+        broker_rules.is_caught_up(request.current_metadata_offset, register_record_offset), leads,
+        entry.controlled_shutdown_offset, lowest_active_offset(state) if shutting_down else broker_rules.INT64_MAX)
     return current, following
 
 
 def refreshed_sessions(state: ClusterControl, broker_id: int, broker_epoch: int,
                        now: int) -> FrozenMap[tuple[int, int], int]:
     """``trackBrokerHeartbeat``: every heartbeat refreshes (id, epoch) before any validation (§1.2)."""
-    # _session_key and ``FrozenMap.set``, inlined (the heartbeat hot path): a fresh copy, bound before it is shared
-    sessions = FrozenMap(state.sessions)
-    _bind(sessions, (broker_id, broker_epoch if state.behaviour.sessions_keyed_by_epoch else LEGACY_SESSION_EPOCH),
-          now)
-    return sessions
+    return state.sessions.set(_session_key(state, broker_id, broker_epoch), now)
 
 
 def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, now: int) -> ClusterControl:
@@ -750,16 +738,11 @@ def track_heartbeat(state: ClusterControl, broker_id: int, broker_epoch: int, no
     return evolve(state, sessions=refreshed_sessions(state, broker_id, broker_epoch, now))
 
 
-_HEARTBEAT_ERRORS = {error: Output(BrokerHeartbeatResponse(error))
-                     for error in (Errors.CLUSTER_AUTHORIZATION_FAILED, Errors.NOT_CONTROLLER,
-                                   Errors.STALE_BROKER_EPOCH)}
-# The reply is a function of (next state, caught up) (§1.5 step 8); the values are built once,
-# indexed by ``2 * next.index + caught_up``.
-_HEARTBEAT_REPLIES = [
-    Output(BrokerHeartbeatResponse(Errors.NONE, is_caught_up=caught_up, is_fenced=following.fenced,
-                                   in_controlled_shutdown=following is BrokerControlState.CONTROLLED_SHUTDOWN,
-                                   should_shut_down=following.should_shut_down))
-    for following in sorted(BrokerControlState, key=lambda s: s.index) for caught_up in (False, True)]
+def heartbeat_reply(following: BrokerControlState, caught_up: bool) -> BrokerHeartbeatResponse:
+    """``BrokerHeartbeatReply``: whether the broker caught up, and its next control state's flags (§1.5 step 8)."""
+    return BrokerHeartbeatResponse(error=Errors.NONE, is_caught_up=caught_up, is_fenced=following.fenced,
+                                   in_controlled_shutdown=following is broker_rules.CONTROLLED_SHUTDOWN,
+                                   should_shut_down=following.should_shut_down)
 
 
 def _transition_records(state: ClusterControl, broker_id: int, current: BrokerControlState,
@@ -776,61 +759,52 @@ def _transition_records(state: ClusterControl, broker_id: int, current: BrokerCo
 
 def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, *,
               authorized: bool = True, order: Order = ()) -> tuple[ClusterControl, Output[BrokerHeartbeatResponse]]:
-    """``processBrokerHeartbeat``: refresh the session, check the epoch, move along the §1.5 table, write records.
+    """``QuorumController.processBrokerHeartbeat`` then ``ReplicationControlManager.processBrokerHeartbeat``: refresh
+    the session, check the epoch, move along the §1.5 table, write records, touch the entry, reply.
 
     After the transition's records, those of directories reported offline (:func:`directories_offline_records`) and,
     from MV 4.3-IV0, of a change of cordoned directories (:func:`directories_cordoned_records`).
 
-    A stale or unknown epoch still refreshes its (id, epoch) session. The entry is touched with the next state and
-    the reported offset before the records are replayed (their replay may register it again, see
-    :func:`registered_heartbeats`). Entering controlled shutdown then records the offset of the last record written
-    (``maybeUpdateControlledShutdownOffset``), once.
+    A stale or unknown epoch still refreshes its (id, epoch) session (``trackBrokerHeartbeat``). The entry is touched
+    with the next state and the reported offset (``touch``) before the records are replayed (their replay may
+    register it again, see :func:`registered_heartbeats`). Entering controlled shutdown then records the offset of
+    the last record written (``maybeUpdateControlledShutdownOffset``), once.
     ``authorized`` is CLUSTER_ACTION on CLUSTER (``ControllerApis``), checked before anything else. ``order`` is
     the order Kafka changed partitions in (:data:`Order`).
     """
+    # ControllerApis: only a broker (CLUSTER_ACTION on the cluster) may heartbeat, checked before the controller.
     if not authorized:
-        return state, _HEARTBEAT_ERRORS[Errors.CLUSTER_AUTHORIZATION_FAILED]
+        return state, Output(BrokerHeartbeatResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED))
+    # Only the active controller keeps heartbeat state: the broker must find the active one.
     if not state.active:
-        return state, _HEARTBEAT_ERRORS[Errors.NOT_CONTROLLER]
+        return state, Output(BrokerHeartbeatResponse(error=Errors.NOT_CONTROLLER))
     broker_id, epoch = request.broker_id, request.broker_epoch
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
     stale = register_offset is None or registration is None or registration.epoch != epoch
-    if stale and not state.behaviour.sessions_keyed_by_epoch:  # 3.9: the epoch check comes before any touch
-        return state, _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
+    # 3.9: a heartbeat of an unregistered broker or an older registration is refused before any session is touched.
+    if stale and not state.behaviour.sessions_keyed_by_epoch:
+        return state, Output(BrokerHeartbeatResponse(error=Errors.STALE_BROKER_EPOCH))
     sessions = refreshed_sessions(state, broker_id, epoch, now)
+    # 4.0+: the same refusal after the (id, epoch) session was refreshed (registerBrokerRecordOffset, checkBrokerEpoch).
     if stale:
-        return _with_soft_state(state, True, sessions, state.heartbeats), _HEARTBEAT_ERRORS[Errors.STALE_BROKER_EPOCH]
-    offset = request.current_metadata_offset
-    caught_up = broker_rules.is_caught_up(offset, register_offset)
-    entry = state.heartbeats.get(broker_id) or _heartbeat_entry(state, broker_id)  # the latter raises
-    current, following = _transition(state, broker_id, entry, request, caught_up)
-    if current is following and not request.offline_log_dirs and request.cordoned_log_dirs is None:
-        # the steady state: session and offset change
-        heartbeats = state.heartbeats
-        if entry.metadata_offset != offset:  # ``touched_heartbeats`` inlined: a fresh copy, bound before it is shared
-            fenced = following.fenced
-            heartbeats = FrozenMap(heartbeats)
-            _bind(heartbeats, broker_id, _heartbeat_state(
-                fenced, offset, broker_rules.NO_CONTROLLED_SHUTDOWN if fenced else entry.controlled_shutdown_offset))
-        # ``_with_soft_state(state, True, sessions, heartbeats)`` inlined: the hottest path
-        return _cluster_control(state.cluster_id, state.finalized_features, state.session_timeout, state.behaviour,
-                                True, state.next_offset, state.brokers, state.register_offsets, sessions, heartbeats,
-                                state.topics, state.partitions), _HEARTBEAT_REPLIES[2 * following.index + caught_up]
-    # Kafka generates every record of the heartbeat and touches the entry before any record is replayed.
+        return evolve(state, sessions=sessions), Output(BrokerHeartbeatResponse(error=Errors.STALE_BROKER_EPOCH))
+    current, following = calculate_next_broker_state(state, broker_id, request, register_offset)
     records = _transition_records(state, broker_id, current, following, order)
-    state = _with_soft_state(state, True, sessions, touched_heartbeats(state, broker_id, following.fenced, offset))
+    state = evolve(state, sessions=sessions,
+                   heartbeats=touched_heartbeats(state, broker_id, following.fenced, request.current_metadata_offset))
     if request.offline_log_dirs and mv.is_directory_assignment_supported(state.metadata_version):
         records += directories_offline_records(state, broker_id, request.offline_log_dirs,
                                                _rest_of_order(order, records))
     if request.cordoned_log_dirs is not None and mv.is_cordoned_log_dirs_supported(state.metadata_version):
         records += directories_cordoned_records(state, broker_id, request.cordoned_log_dirs)
+    caught_up = broker_rules.is_caught_up(request.current_metadata_offset, register_offset)
     state, written = _append(state, records)
     state = _touch_contacts(state, written, now)
-    if following is broker_rules.CONTROLLED_SHUTDOWN:
+    if following is broker_rules.CONTROLLED_SHUTDOWN:  # processBatchEndOffset: the offset of the batch's last record
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
-    return state, Output(_HEARTBEAT_REPLIES[2 * following.index + caught_up].response, written)
+    return state, Output(heartbeat_reply(following, caught_up), written)
 
 
 def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
@@ -839,15 +813,17 @@ def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
 
     Kafka checks the broker epoch first (``checkBrokerEpoch``): an unregistered broker or a stale epoch touches nothing.
     """
+    # Only the active controller keeps heartbeat state: the broker must find the active one.
     if not state.active:
-        return state, Output(BrokerHeartbeatResponse(Errors.NOT_CONTROLLER))
+        return state, Output(BrokerHeartbeatResponse(error=Errors.NOT_CONTROLLER))
     registration = state.brokers.get(request.broker_id)
     current = registration is not None and registration.epoch == request.broker_epoch
     if state.behaviour.sessions_keyed_by_epoch or (current and request.broker_id in state.heartbeats):
         state = track_heartbeat(state, request.broker_id, request.broker_epoch, now)  # 3.9: the touch below's
     if current and request.broker_id in state.heartbeats:
         state = touch(state, request.broker_id, registration.fenced, request.current_metadata_offset)
-    return state, Output(BrokerHeartbeatResponse(Errors.REQUEST_TIMED_OUT))
+    # The heartbeat waited in the controller's queue past its deadline: the broker retries with fresh state.
+    return state, Output(BrokerHeartbeatResponse(error=Errors.REQUEST_TIMED_OUT))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -889,9 +865,7 @@ def fence_stale_broker(state: ClusterControl, now: int, which: Optional[tuple[in
     if state.behaviour.sessions_keyed_by_epoch and registration.epoch != epoch:
         return state, Output(StaleBrokerFencing(key, False))
     records = broker_fenced_records(state, broker_id, order)
-    hb = state.heartbeats[broker_id]
-    state = evolve(state, heartbeats=state.heartbeats.set(
-        broker_id, _heartbeat_state(True, hb.metadata_offset, hb.controlled_shutdown_offset)))
+    state = evolve(state, heartbeats=state.heartbeats.set(broker_id, evolve(state.heartbeats[broker_id], fenced=True)))
     state, written = _append(state, records)
     return _touch_contacts(state, written, now), Output(StaleBrokerFencing(key, True), written)
 
@@ -906,11 +880,14 @@ def unregister_broker(state: ClusterControl, broker_id: int, *, authorized: bool
 
     ``authorized`` is ALTER on CLUSTER (``ControllerApis``), checked first.
     """
+    # ControllerApis: unregistering takes ALTER on the cluster, an administrator's right, checked first.
     if not authorized:
         return state, Output(UnregisterBrokerResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
+    # Only the active controller writes the unregistration: the client must find the active one.
     if not state.active:
         return state, Output(UnregisterBrokerResponse(Errors.NOT_CONTROLLER))
     registration = state.brokers.get(broker_id)
+    # Nothing to remove: the id is not registered.
     if registration is None:
         return state, Output(UnregisterBrokerResponse(Errors.BROKER_ID_NOT_REGISTERED,
                                                       f"Broker ID {broker_id} is not currently registered"))
@@ -923,7 +900,7 @@ def unregister_broker(state: ClusterControl, broker_id: int, *, authorized: bool
 
 def deactivate(state: ClusterControl) -> ClusterControl:
     """Losing leadership drops all soft state: heartbeat entries and sessions (§1.2)."""
-    return _with_soft_state(state, False, _EMPTY, _EMPTY)
+    return evolve(state, active=False, sessions=EMPTY_MAP, heartbeats=EMPTY_MAP)
 
 
 def activate(state: ClusterControl, now: int) -> ClusterControl:
@@ -935,15 +912,13 @@ def activate(state: ClusterControl, now: int) -> ClusterControl:
     """
     if state.active:
         return state
-    behaviour = state.behaviour
-    keyed, for_fenced = behaviour.sessions_keyed_by_epoch, behaviour.activation_sessions_for_fenced
     heartbeats: dict[int, HeartbeatState] = {}
     sessions: dict[tuple[int, int], int] = {}
     for b in state.brokers.values():
         heartbeats[b.broker_id] = _untouched_entry(b.fenced)
-        if not b.fenced or for_fenced:
-            sessions[(b.broker_id, b.epoch if keyed else LEGACY_SESSION_EPOCH)] = now  # _session_key, inlined
-    return _with_soft_state(state, True, FrozenMap(sessions), FrozenMap(heartbeats))
+        if not b.fenced or state.behaviour.activation_sessions_for_fenced:
+            sessions[_session_key(state, b.broker_id, b.epoch)] = now
+    return evolve(state, active=True, sessions=FrozenMap(sessions), heartbeats=FrozenMap(heartbeats))
 
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -977,8 +952,10 @@ def topic_name_error(state: ClusterControl, name: str) -> Errors:
     one colliding with an existing topic's is INVALID_TOPIC_EXCEPTION, an existing name TOPIC_ALREADY_EXISTS (which
     Kafka puts over the collision error)."""
     existing = [t.name for t in state.topics.values()]
+    # A topic name is a topic's identity for clients: two topics cannot share one.
     if name in existing:
         return Errors.TOPIC_ALREADY_EXISTS
+    # Names become file and metric names: only safe characters, and no two names metrics could not tell apart.
     if not broker_rules.is_valid_topic_name(name) or any(broker_rules.topic_names_collide(name, other)
                                                           for other in existing):
         return Errors.INVALID_TOPIC_EXCEPTION
@@ -994,14 +971,18 @@ def assignment_error(state: ClusterControl, assignments: tuple[tuple[int, ...], 
     (``KafkaBehaviour.assignment_needs_uncordoned_dirs``)."""
     factor: Optional[int] = None
     for replicas in assignments:
+        # Each replica must be a distinct registered broker (validateManualPartitionAssignment).
         if validate_manual_assignment(state.brokers, replicas) != Errors.NONE:
             return Errors.INVALID_REPLICA_ASSIGNMENT
+        # 4.4+: a broker whose every directory is cordoned takes no new replicas (KIP-1066).
         if state.behaviour.assignment_needs_uncordoned_dirs and not all(state.brokers[r].has_uncordoned_dirs
                                                                         for r in replicas):
             return Errors.INVALID_REPLICA_ASSIGNMENT
+        # All partitions of a topic have one replication factor.
         if factor is not None and len(replicas) != factor:
             return Errors.INVALID_REPLICA_ASSIGNMENT
         factor = len(replicas)
+        # A partition with no active replica would have no leader from its creation.
         if not any(state.brokers[r].is_active for r in replicas):
             return Errors.INVALID_REPLICA_ASSIGNMENT
     return Errors.NONE
@@ -1018,8 +999,10 @@ def create_topic(state: ClusterControl, topic: TopicInfo,
     (``Uuid.randomUuid``), stated in ``topic``. Without any partition Kafka would place replicas itself (the
     default partition count and replication factor), which this component does not model: refused.
     """
+    # ControllerApis: the metadata log's own topic is internal to the controllers and cannot be created by a client.
     if topic.name == METADATA_TOPIC:
         return state, Output(Errors.INVALID_REQUEST)
+    # Only the active controller creates topics: the client must find the active one.
     if not state.active:
         return state, Output(Errors.NOT_CONTROLLER)
     if not assignments:

@@ -1,4 +1,4 @@
-"""Broker side: ``BrokerState`` and the ``BrokerLifecycleManager`` state machine (kraft-semantics §1.9).
+"""Broker side: ``BrokerState`` and the ``BrokerLifecycleManager`` state machine (rules §1.9).
 
 The broker registers, heartbeats, catches up (STARTING -> RECOVERY), is unfenced (-> RUNNING) and
 shuts down in a controlled way (PENDING_CONTROLLED_SHUTDOWN -> SHUTTING_DOWN). One RPC is in flight
@@ -20,7 +20,7 @@ from kraftspec.reference.broker import (
     BrokerRegistrationResponse,
 )
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import evolve, slotted
+from kraftspec.reference.frozen import evolve
 
 
 class BrokerState(IntEnum):
@@ -43,7 +43,7 @@ class BrokerState(IntEnum):
             return cls.UNKNOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LifecycleConfig:
     """Broker-side timing (§1.1): heartbeat interval and initial registration timeout, in ms."""
 
@@ -53,8 +53,7 @@ class LifecycleConfig:
     first_shutdown_heartbeat_delay: int = 50
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerLifecycle:
     """One broker process: its state, epoch, and when it next talks to the controller."""
 

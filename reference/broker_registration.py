@@ -1,6 +1,6 @@
 """The controller's hard state for one broker (``BrokerRegistration``) and how broker records replay into it.
 
-kraft-semantics §1.2 (hard state) and §1.4 (replay of apiKeys 0, 1, 7, 8, 17). Replay is what every
+rules §1.2 (hard state) and §1.4 (replay of apiKeys 0, 1, 7, 8, 17). Replay is what every
 controller and broker does with the log; it is also how the audit rebuilds an image.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from kraftspec.reference.frozen import evolve, slotted
+from kraftspec.reference.frozen import evolve
 from kraftspec.reference.records import (
     FENCE,
     NO_FENCING_CHANGE,
@@ -27,8 +27,7 @@ class ReplayError(ValueError):
     """A record that Kafka's replay would reject (fatal on a controller): the message says which rule."""
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerRegistration:
     """``BrokerRegistration``: one broker's registration as the log defines it (§1.2)."""
 

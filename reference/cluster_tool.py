@@ -1,6 +1,6 @@
 """kafka-cluster.sh output: ``list-endpoints``, ``cluster-id`` and ``unregister`` (4.3).
 
-kraft-semantics §4.4; ``tools/src/main/java/org/apache/kafka/tools/ClusterTool.java``. The functions take
+rules §4.4; ``tools/src/main/java/org/apache/kafka/tools/ClusterTool.java``. The functions take
 what the admin client returned (nodes, cluster id, the error) and return the exact text printed.
 """
 

@@ -1,7 +1,7 @@
 """KIP-919 controller registration: the active controller's handler, replay, and the controller process's
 ``ControllerRegistrationManager`` as pure transitions.
 
-kraft-semantics §4.1; ``ClusterControlManager.registerController``, ``ControllerApis``,
+rules §4.1; ``ClusterControlManager.registerController``, ``ControllerApis``,
 ``core/src/main/scala/kafka/server/ControllerRegistrationManager.scala``. Time (ms) and the backoff's
 random draw are arguments; outputs are records, responses and requests to send.
 """
@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from kraftspec.reference.controller_rules import backoff_ms, is_registered_in_log, should_send_registration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, evolve, slotted
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.metadata_version import is_controller_registration_supported
 from kraftspec.reference.records import Endpoint, FeatureRange, RegisterControllerRecord
 
@@ -35,9 +35,9 @@ SUCCESS_MESSAGE = ""
 ``ControllerRegistrationResponseData``, whose nullable ErrorMessage has no schema default and so is ``""``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ControllerBehaviour:
-    """The version differences of the controller component (kraft-semantics §4.1–§4.3), as explicit switches.
+    """The version differences of the controller component (rules §4.1–§4.3), as explicit switches.
 
     ``copies_zk_migration_ready``: 3.9's ``ClusterControlManager.registerController`` writes the request's
     ZkMigrationReady into the record; 4.x (ZooKeeper removed) writes ``false`` whatever the request says.
@@ -64,8 +64,7 @@ KAFKA_4_3 = ControllerBehaviour("4.3+", False, 2, True, True)
 CONTROLLER_BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_2, KAFKA_4_3)}
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ControllerRegistrationRequest:
     """ControllerRegistration (apiKey 70, v0): who registers, with which incarnation, listeners and features."""
 
@@ -76,8 +75,7 @@ class ControllerRegistrationRequest:
     features: tuple[FeatureRange, ...] = ()
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ControllerRegistrationResponse:
     """The response: an error code and message (NONE / None on success)."""
 
@@ -85,8 +83,7 @@ class ControllerRegistrationResponse:
     message: Optional[str] = None
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ControllerRegistration:
     """``ControllerRegistration`` in the cluster image, as the latest RegisterControllerRecord defines it."""
 
@@ -111,10 +108,13 @@ def register_controller(
     ``false`` whatever the request says, 3.9 copied the request (``behaviour``; Kafka 4.3
     ``ClusterControlManager.registerController``: ``setZkMigrationReady(false)``).
     """
+    # ControllerApis: only a controller (CLUSTER_ACTION on the cluster) may register one.
     if not authorized:
         error = Errors.CLUSTER_AUTHORIZATION_FAILED
+    # Only the active controller writes registrations: the sender must find the active one.
     elif not is_active:
         error = Errors.NOT_CONTROLLER
+    # Before 3.7-IV0 the log has no ControllerRegistrationRecord to write.
     elif not is_controller_registration_supported(mv):
         error = Errors.UNSUPPORTED_VERSION
     else:
@@ -169,8 +169,7 @@ def _by_name(entries: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(last[name] for name in sorted(last))
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ManagerState:
     """``ControllerRegistrationManager`` fields: one per process start (``incarnation_id`` is new each start)."""
 

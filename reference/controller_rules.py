@@ -1,7 +1,7 @@
 """Small predicates and arithmetic of controller registration and DescribeCluster (plain ints/bools).
 
 Kept apart from the transitions so CrossHair can reach them (``kraftspec.proofs.controller``).
-Sources: kraft-semantics §4.1–§4.3; ``ControllerRegistrationManager.scala``, ``AuthHelper.scala``,
+Sources: rules §4.1–§4.3; ``ControllerRegistrationManager.scala``, ``AuthHelper.scala``,
 ``KafkaApis.handleDescribeCluster``, ``clients/.../utils/ExponentialBackoff.java``.
 """
 
@@ -39,7 +39,7 @@ def backoff_ms(failed_attempts: int, jitter_draw: float) -> int:
     scales as JDK 17's ``RandomSupport.boundedNextDouble`` does: ``draw * (1.02 - 0.98) + 0.98``, kept below
     1.02, in that floating-point order (Kafka 4.3 ``clients/.../utils/ExponentialBackoff.backoff``). The
     exponent is capped at log2(120000 / 100) (below the cap ``100 * 2^n`` is exact, hence the table ``TERMS``)
-    and the result at 120000 ms (kraft-semantics §4.1). Floating point lets a draw just below 1 give 102 ms at
+    and the result at 120000 ms (rules §4.1). Floating point lets a draw just below 1 give 102 ms at
     attempt 0.
     """
     term = TERMS[failed_attempts] if failed_attempts < len(TERMS) else CAPPED_TERM
@@ -69,8 +69,10 @@ def endpoint_type_error(request_version: int, requested_type: int, served_type: 
     UNKNOWN (anything but 1/2) → UNSUPPORTED_ENDPOINT_TYPE, a different known type →
     MISMATCHED_ENDPOINT_TYPE; at version 0 both are INVALID_REQUEST. NONE when the types agree.
     """
+    # Only broker and controller endpoints exist.
     if requested_type not in (ENDPOINT_BROKER, ENDPOINT_CONTROLLER):
         return Errors.INVALID_REQUEST if request_version == 0 else Errors.UNSUPPORTED_ENDPOINT_TYPE
+    # The client asked for the other kind of node than this endpoint serves: its answer would list the wrong nodes.
     if requested_type != served_type:
         return Errors.INVALID_REQUEST if request_version == 0 else Errors.MISMATCHED_ENDPOINT_TYPE
     return Errors.NONE

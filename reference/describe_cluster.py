@@ -1,6 +1,6 @@
 """DescribeCluster (apiKey 60, v0–v2) as a pure function of the cluster image and the receiving node.
 
-kraft-semantics §4.2 (and §4.3 for the request serializer rule), Appendix B item 12;
+rules §4.2 (and §4.3 for the request serializer rule);
 ``AuthHelper.computeDescribeClusterResponse``, ``KafkaApis.handleDescribeCluster``,
 ``ControllerApis.handleDescribeCluster``. The broker's "random unfenced broker" controller id is chosen
 by an index argument, never by randomness here.
@@ -22,7 +22,7 @@ from kraftspec.reference.controller_rules import (
     endpoint_type_error,
 )
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, slotted
+from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.metadata_version import is_controller_registration_supported
 
 INT32_MIN = -(2**31)
@@ -54,8 +54,7 @@ class UnsupportedVersionError(Exception):
     """Client-side ``UnsupportedVersionException`` raised by a generated serializer (§4.3)."""
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DescribeClusterRequest:
     """Request fields: IncludeClusterAuthorizedOperations (v0+), EndpointType int8 (v1+, default 1),
     IncludeFencedBrokers (v2+, KIP-1073)."""
@@ -66,8 +65,7 @@ class DescribeClusterRequest:
     include_fenced_brokers: bool = False
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DescribeClusterNode:
     """One DescribeClusterBroker entry; ``is_fenced`` exists from v2."""
 
@@ -78,8 +76,7 @@ class DescribeClusterNode:
     is_fenced: bool = False
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DescribeClusterResponse:
     """Response fields; an error response keeps every other field at its default (§4.2 step 2)."""
 
@@ -92,8 +89,7 @@ class DescribeClusterResponse:
     cluster_authorized_operations: int = INT32_MIN
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterImage:
     """What DescribeCluster reads: broker and controller registrations, the Raft leader, MV and cluster id."""
 
@@ -104,8 +100,7 @@ class ClusterImage:
     metadata_version: int = 30
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Authorization:
     """Authorizer answers: DESCRIBE / ALTER on CLUSTER asked alone, and ``authorized_operations``, its answer for
     each operation asked in ``AuthHelper.authorizedOperations``' batch (bit ``1 << AclOperation code`` set: allowed),
@@ -196,7 +191,7 @@ def controller_nodes(image: ClusterImage, listener: str,
 
 def random_unfenced_broker_id(image: ClusterImage, chooser: int) -> int:
     """``getRandomAliveBrokerId``: an unfenced broker (any listener) picked by ``chooser`` modulo their
-    count in ascending id order; -1 when none (Appendix B item 12)."""
+    count in ascending id order; -1 when none (§4.2)."""
     unfenced = sorted(b for b, r in image.brokers.items() if not r.fenced)
     return unfenced[chooser % len(unfenced)] if unfenced else -1
 
@@ -222,8 +217,10 @@ def describe_cluster(
     controller id (-1 unless among the nodes). Nodes are listed in ``order`` (:func:`in_order`).
     """
     if receiver is Receiver.CONTROLLER:
+        # Before 3.7-IV0 controllers do not register, so a controller cannot list them: clients must ask a broker.
         if not is_controller_registration_supported(image.metadata_version):
             return DescribeClusterResponse(error=Errors.UNSUPPORTED_VERSION, error_message=DIRECT_TO_CONTROLLER_MESSAGE)
+        # Talking to controllers directly is an administrator's business (ALTER on the cluster).
         if not authorization.alter_cluster:
             return DescribeClusterResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED, error_message=ALTER_DENIED_MESSAGE
                                            if denial_names_operation else NOT_AUTHORIZED_MESSAGE)

@@ -1,6 +1,6 @@
 """The DescribeCluster outcome table: version × receiver × EndpointType × IncludeFencedBrokers.
 
-Each cell runs the request serializer (kraft-semantics §4.3) and then ``describe_cluster`` (§4.2) on
+Each cell runs the request serializer (rules §4.3) and then ``describe_cluster`` (§4.2) on
 one fixed example cluster, so the table is the reference's own answer. ``kraftspec table
 describe-cluster`` prints it.
 """
@@ -53,7 +53,7 @@ def example_image() -> ClusterImage:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
     """One combination: whether the Java client can encode it (``client``: ``sent`` or the
     UnsupportedVersionException message) and what the receiver computes from those request fields

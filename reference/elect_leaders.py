@@ -1,6 +1,6 @@
 """ElectLeaders (apiKey 43) and the controller's periodic preferred / unclean elections.
 
-kraft-semantics §2.11, ``ReplicationControlManager.electLeaders`` / ``electLeader`` /
+rules §2.11, ``ReplicationControlManager.electLeaders`` / ``electLeader`` /
 ``maybeBalancePartitionLeaders`` / ``maybeElectUncleanLeaders``. Kafka iterates topics and
 partitions in hash order; the reference uses topic name, then partition id, ascending, unless given the
 ``order`` Kafka took (as a trace states it).
@@ -22,7 +22,7 @@ from kraftspec.reference.partition import (
     build_partition_change,
     topic_effective_min_isr,
 )
-from kraftspec.reference.partition_rules import Election
+from kraftspec.reference.partition_rules import KAFKA_4_3, Election, PartitionBehaviour
 from kraftspec.reference.records import NO_LEADER, PartitionChangeRecord
 
 PREFERRED_ELECTION = 0
@@ -33,7 +33,7 @@ MAX_ELECTIONS_PER_IMBALANCE = 1000
 """``ReplicationControlManager.MAX_ELECTIONS_PER_IMBALANCE``: records per periodic run (§1.1)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElectLeadersRequest:
     """``ElectLeadersRequest``: ``topic_partitions`` None means every partition of every topic."""
 
@@ -41,7 +41,7 @@ class ElectLeadersRequest:
     topic_partitions: Optional[tuple[tuple[str, tuple[int, ...]], ...]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElectLeadersPartitionResult:
     """One partition's answer."""
 
@@ -49,7 +49,7 @@ class ElectLeadersPartitionResult:
     error_code: Errors
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElectLeadersTopicResult:
     """A topic's answers (by topic name)."""
 
@@ -57,7 +57,7 @@ class ElectLeadersTopicResult:
     partition_results: tuple[ElectLeadersPartitionResult, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElectLeadersResponse:
     """``ElectLeadersResponse``: top-level INVALID_REQUEST for an unknown election type, else per partition."""
 
@@ -87,6 +87,7 @@ def elect_leader(
     *,
     metadata_version: int,
     elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
 ) -> tuple[Errors, Optional[PartitionChangeRecord]]:
     """§2.11 ``electLeader``: one partition's error and record.
 
@@ -96,11 +97,14 @@ def elect_leader(
     """
     topic = _topic_by_name(topics, topic_name)
     partition = None if topic is None else partitions.get((topic.topic_id, partition_id))
+    # No such topic or partition to elect for.
     if topic is None or partition is None:
         return Errors.UNKNOWN_TOPIC_OR_PARTITION, None
     preferred = partition.replicas[0] if partition.replicas else NO_LEADER
+    # The preferred replica already leads.
     if election_type == PREFERRED_ELECTION and partition.leader == preferred:
         return Errors.ELECTION_NOT_NEEDED, None
+    # An unclean election is only for a partition without a leader.
     if election_type == UNCLEAN_ELECTION and partition.leader != NO_LEADER:
         return Errors.ELECTION_NOT_NEEDED, None
     record = build_partition_change(
@@ -112,7 +116,9 @@ def elect_leader(
         min_isr=topic_effective_min_isr(topic, partitions, partition_id),
         election=Election.PREFERRED if election_type == PREFERRED_ELECTION else Election.UNCLEAN,
         elr_enabled=elr_enabled,
+        behaviour=behaviour,
     )
+    # Nothing changed: no replica the election may choose can lead.
     if record is None:
         if election_type == PREFERRED_ELECTION:
             return Errors.PREFERRED_LEADER_NOT_AVAILABLE, None
@@ -128,6 +134,7 @@ def elect_leaders(
     *,
     metadata_version: int,
     elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[tuple[str, Sequence[int]]] = (),
 ) -> tuple[PersistentMap[TopicPartition, PartitionRegistration], ElectLeadersResponse, tuple[PartitionChangeRecord, ...]]:
     """§2.11 ``electLeaders``: ``(partitions', response, records)``; all partitions are built on the old state.
@@ -143,6 +150,7 @@ def elect_leaders(
     """
     if request.topic_partitions is not None and not request.topic_partitions:
         return persistent(partitions), ElectLeadersResponse(Errors.NONE), ()
+    # Only preferred and unclean elections exist.
     if request.election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
         return persistent(partitions), ElectLeadersResponse(Errors.INVALID_REQUEST, tuple(
             ElectLeadersTopicResult(name, tuple(ElectLeadersPartitionResult(pid, Errors.INVALID_REQUEST) for pid in ids))
@@ -163,7 +171,7 @@ def elect_leaders(
         for partition_id in partition_ids:
             error, record = elect_leader(
                 brokers, topics, partitions, topic_name, partition_id, request.election_type,
-                metadata_version=metadata_version, elr_enabled=elr_enabled,
+                metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
             )
             if record is not None:
                 records.append(record)
@@ -198,6 +206,7 @@ def _keys_in_order(partitions: Partitions, order: Sequence[TopicPartition]) -> l
 
 def maybe_balance_partition_leaders(
     brokers: Brokers, topics: Topics, partitions: Partitions, *, metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[tuple[PartitionChangeRecord, ...], bool]:
     """§2.11 auto leader rebalance: PREFERRED builds for imbalanced partitions (leader ≠ replicas[0]).
@@ -216,7 +225,7 @@ def maybe_balance_partition_leaders(
         record = build_partition_change(
             partition, key[0], key[1], brokers=brokers, metadata_version=metadata_version,
             min_isr=topic_effective_min_isr(topic, partitions, key[1]),
-            election=Election.PREFERRED, elr_enabled=elr_enabled,
+            election=Election.PREFERRED, elr_enabled=elr_enabled, behaviour=behaviour,
         )
         if record is not None:
             records.append(record)
@@ -225,6 +234,7 @@ def maybe_balance_partition_leaders(
 
 def maybe_elect_unclean_leaders(
     brokers: Brokers, topics: Topics, partitions: Partitions, *, metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[tuple[PartitionChangeRecord, ...], bool]:
     """§2.11 periodic unclean election: leaderless partitions of topics with unclean election enabled.
@@ -241,7 +251,7 @@ def maybe_elect_unclean_leaders(
             continue
         _, record = elect_leader(
             brokers, topics, partitions, topic.name, key[1], UNCLEAN_ELECTION,
-            metadata_version=metadata_version, elr_enabled=elr_enabled,
+            metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
         )
         if record is not None:
             records.append(record)

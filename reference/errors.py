@@ -6,7 +6,7 @@ from enum import IntEnum
 
 
 class Errors(IntEnum):
-    """Error codes as numbered on the wire (kraft-semantics Appendix A)."""
+    """Error codes as numbered on the wire (Kafka's ``clients/.../common/protocol/Errors.java``)."""
 
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0

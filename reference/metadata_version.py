@@ -1,4 +1,4 @@
-"""metadata.version feature levels and the behaviour gates keyed on them (metadata-records §6).
+"""metadata.version feature levels and the behaviour gates keyed on them (rules §5.6).
 
 A level is a plain ``int``; the named constants and gate functions keep comparisons in one place.
 """

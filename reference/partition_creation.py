@@ -1,6 +1,6 @@
 """Creating a partition with a manual replica assignment (CreateTopics / CreatePartitions).
 
-kraft-semantics §2.1 creation rule (``ReplicationControlManager.createTopic`` /
+rules §2.1 creation rule (``ReplicationControlManager.createTopic`` /
 ``createPartitions`` / ``buildPartitionRegistration``): ISR = the active assigned replicas in
 assignment order, leader = ``isr[0]``, both epochs 0, RECOVERED. Automatic placement (the
 ``ReplicaPlacer``) is not modelled.
@@ -42,6 +42,7 @@ def create_partition(
     if error != Errors.NONE:
         return error, None
     isr = tuple(r for r in replicas if brokers[r].is_active)
+    # A partition needs at least one active replica to start with a leader.
     if not isr:
         return Errors.INVALID_REPLICATION_FACTOR, None
     directories: tuple[str, ...] = ()

@@ -1,4 +1,4 @@
-"""What broker lifecycle events do to partitions (kraft-semantics §2.9, ``ReplicationControlManager``).
+"""What broker lifecycle events do to partitions (rules §2.9, ``ReplicationControlManager``).
 
 Every handler returns the PartitionChangeRecords Kafka writes for the event, in Kafka's order; the
 caller writes them together with its broker record (fence/ICS/unregister/register) in the order of
@@ -21,7 +21,7 @@ from kraftspec.reference.partition import (
     build_partition_change,
     topic_effective_min_isr,
 )
-from kraftspec.reference.partition_rules import Election
+from kraftspec.reference.partition_rules import KAFKA_4_3, Election, PartitionBehaviour
 from kraftspec.reference.records import NO_LEADER, PartitionChangeRecord
 
 Brokers = Mapping[int, BrokerRegistration]
@@ -54,6 +54,7 @@ def generate_leader_and_isr_updates(
     unclean_shutdown_broker: int,
     metadata_version: int,
     elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
 ) -> tuple[PartitionChangeRecord, ...]:
     """§2.9 ``generateLeaderAndIsrUpdates``: target ISR = ISR minus the removed/unclean broker, re-elect.
 
@@ -76,6 +77,7 @@ def generate_leader_and_isr_updates(
             target_isr=target_isr,
             election=Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE,
             elr_enabled=elr_enabled,
+            behaviour=behaviour,
             broker_to_remove=broker_to_remove,
             broker_to_add=broker_to_add,
             unclean_shutdown_broker=unclean_shutdown_broker,
@@ -87,41 +89,46 @@ def generate_leader_and_isr_updates(
 
 def handle_broker_fenced(
     brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[PartitionChangeRecord, ...]:
     """§2.9 fenced: every partition with the broker in its ISR loses it and re-elects (before the fence record)."""
     return generate_leader_and_isr_updates(
         brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.isr, order),
         broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
-        metadata_version=metadata_version, elr_enabled=elr_enabled,
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
     )
 
 
 def handle_broker_unfenced(
     brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[PartitionChangeRecord, ...]:
     """§2.9 unfenced: every leaderless partition re-elects, the broker counting as active (after the unfence record)."""
     return generate_leader_and_isr_updates(
         brokers, topics, partitions, _visit(partitions, lambda p: p.leader == NO_LEADER, order),
         broker_to_remove=NO_LEADER, broker_to_add=broker_id, unclean_shutdown_broker=NO_LEADER,
-        metadata_version=metadata_version, elr_enabled=elr_enabled,
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
     )
 
 
 def handle_broker_in_controlled_shutdown(
     brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[PartitionChangeRecord, ...]:
     """§2.9 controlled shutdown: like fencing, the broker leaves every ISR and leadership moves (after the ICS record)."""
     return handle_broker_fenced(
-        brokers, topics, partitions, broker_id, metadata_version=metadata_version, elr_enabled=elr_enabled, order=order
+        brokers, topics, partitions, broker_id, metadata_version=metadata_version, elr_enabled=elr_enabled,
+        behaviour=behaviour, order=order
     )
 
 
 def handle_directory_offline(
     brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, directory: str, *,
-    metadata_version: int, elr_enabled: bool, order: Sequence[TopicPartition] = ()
+    metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3, order: Sequence[TopicPartition] = ()
 ) -> tuple[PartitionChangeRecord, ...]:
     """§1.5 step 7 ``handleDirectoriesOffline``: partitions with a replica placed on ``directory`` lose the broker.
 
@@ -130,12 +137,13 @@ def handle_directory_offline(
     return generate_leader_and_isr_updates(
         brokers, topics, partitions, _visit(partitions, lambda p: directory in p.directories, order),
         broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
-        metadata_version=metadata_version, elr_enabled=elr_enabled,
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
     )
 
 
 def handle_broker_unregistered(
     brokers: Brokers, topics: Topics, partitions: Partitions, broker_id: int, *, metadata_version: int, elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[PartitionChangeRecord, ...]:
     """§2.9 unregister: its ISR partitions, then its ELR partitions, each as for fencing (the broker removed).
@@ -147,12 +155,12 @@ def handle_broker_unregistered(
     in_isr = generate_leader_and_isr_updates(
         brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.isr, order),
         broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
-        metadata_version=metadata_version, elr_enabled=elr_enabled,
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
     )
     in_elr = generate_leader_and_isr_updates(
         brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.elr, order),
         broker_to_remove=broker_id, broker_to_add=NO_LEADER, unclean_shutdown_broker=NO_LEADER,
-        metadata_version=metadata_version, elr_enabled=elr_enabled,
+        metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
     )
     return in_isr + in_elr
 
@@ -166,6 +174,7 @@ def handle_broker_shutdown(
     *,
     metadata_version: int,
     elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     order: Sequence[TopicPartition] = (),
 ) -> tuple[PartitionChangeRecord, ...]:
     """§1.3/§2.9 re-registration with a new incarnation (records before the RegisterBrokerRecord).
@@ -177,19 +186,20 @@ def handle_broker_shutdown(
         in_isr = generate_leader_and_isr_updates(
             brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.isr, order),
             broker_to_remove=NO_LEADER, broker_to_add=NO_LEADER, unclean_shutdown_broker=broker_id,
-            metadata_version=metadata_version, elr_enabled=elr_enabled,
+            metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
         )
         in_elr = generate_leader_and_isr_updates(
             brokers, topics, partitions, _visit(partitions, lambda p: broker_id in p.elr, order),
             broker_to_remove=NO_LEADER, broker_to_add=NO_LEADER, unclean_shutdown_broker=broker_id,
-            metadata_version=metadata_version, elr_enabled=elr_enabled,
+            metadata_version=metadata_version, elr_enabled=elr_enabled, behaviour=behaviour,
         )
         return in_isr + in_elr
     return handle_broker_fenced(
-        brokers, topics, partitions, broker_id, metadata_version=metadata_version, elr_enabled=elr_enabled, order=order
+        brokers, topics, partitions, broker_id, metadata_version=metadata_version, elr_enabled=elr_enabled,
+        behaviour=behaviour, order=order
     )
 
 
 def leads_any_partition(partitions: Partitions, broker_id: int) -> bool:
-    """§1.7 / Appendix B.5: controlled shutdown completes only once the broker leads no partition."""
+    """§1.7: controlled shutdown completes only once the broker leads no partition."""
     return any(partition.leader == broker_id for partition in partitions.values())

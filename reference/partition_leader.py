@@ -1,6 +1,6 @@
 """The broker-side partition leader: high watermark, follower fetch state, ISR shrink and expansion.
 
-kraft-semantics §2.12 (``core/.../cluster/Partition.scala``, ``server/.../replica/Replica.java`` and
+rules §2.12 (``core/.../cluster/Partition.scala``, ``server/.../replica/Replica.java`` and
 ``ReplicaState.java``). The leader proposes ISR changes with AlterPartition (§2.10) as conditional
 updates carrying its leader and partition epochs; one proposal is in flight at a time. Offsets are
 arguments; a follower's fetch reports the offset it fetches from (= its log end offset).
@@ -14,7 +14,7 @@ from typing import Mapping, Optional
 from kraftspec.reference.alter_partition import AlterPartitionPartition, AlterPartitionPartitionResult
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import FrozenMap, evolve, slotted
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.partition import PartitionRegistration
 from kraftspec.reference.partition_rules import (
     RECOVERED,
@@ -40,8 +40,7 @@ WAIT_FOR_METADATA_ERRORS = frozenset({
 """§2.10: stay pending until new metadata arrives, no retry."""
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FollowerState:
     """``ReplicaState`` of a remote replica as the leader tracks it; offsets -1 until the first fetch."""
 
@@ -52,8 +51,7 @@ class FollowerState:
     broker_epoch: int = NO_FETCH
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingIsrChange:
     """An AlterPartition in flight: the ISR proposed and the maximal ISR used for the HW meanwhile.
 
@@ -65,8 +63,7 @@ class PendingIsrChange:
     request: AlterPartitionPartition
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionLeaderState:
     """One partition led by ``broker_id``: the committed state, the log end, HW and the followers."""
 

@@ -1,4 +1,4 @@
-"""Small rules of partition leadership over plain ints, tuples and bools (kraft-semantics §2).
+"""Small rules of partition leadership over plain ints, tuples and bools (rules §2).
 
 Each function is one rule of ``PartitionChangeBuilder``, ``ReplicationControlManager`` or the
 broker's ``Partition`` so that CrossHair (``kraftspec.proofs.partition``) can reach it and the
@@ -8,6 +8,7 @@ order; sets Kafka builds with ``HashSet<Integer>`` come out ascending, as Java i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Container, Optional
 
@@ -27,16 +28,40 @@ LOST_DIR = "AAAAAAAAAAAAAAAAAAAAAg"
 """``DirectoryId.LOST`` = Uuid(0, 2): the directory is offline."""
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionBehaviour:
+    """The version differences of the partition component, as explicit switches.
+
+    ``completion_needs_only_adding_in_isr``: Kafka 4.3's ``PartitionReassignmentReplicas.maybeCompleteReassignment``
+    completes a reassignment once its adding replicas are in the ISR (every target replica only when fewer are added
+    than removed); 4.0–4.2's waits until the ISR holds every target replica (``newTargetIsr.containsAll``).
+    ``last_known_leader_must_be_acceptable``: from 4.1 ``PartitionChangeBuilder.canElectLastKnownLeader`` refuses a
+    last known leader that is not acceptable (fenced, shutting down, offline); 4.0's logs that it is not alive and
+    elects it all the same. ``last_known_leader_when_isr_empties``: 4.0's ``maybeUpdateLastKnownLeader`` records
+    the current leader when the record empties the ISR; from 4.1 when the record leaves the partition leaderless.
+    """
+
+    name: str
+    completion_needs_only_adding_in_isr: bool
+    last_known_leader_must_be_acceptable: bool
+    last_known_leader_when_isr_empties: bool
+
+
+KAFKA_4_0 = PartitionBehaviour(name="4.0", completion_needs_only_adding_in_isr=False,
+                               last_known_leader_must_be_acceptable=False, last_known_leader_when_isr_empties=True)
+KAFKA_4_1 = PartitionBehaviour(name="4.1-4.2", completion_needs_only_adding_in_isr=False,
+                               last_known_leader_must_be_acceptable=True, last_known_leader_when_isr_empties=False)
+KAFKA_4_3 = PartitionBehaviour(name="4.3+", completion_needs_only_adding_in_isr=True,
+                               last_known_leader_must_be_acceptable=True, last_known_leader_when_isr_empties=False)
+PARTITION_BEHAVIOURS = {b.name: b for b in (KAFKA_4_0, KAFKA_4_1, KAFKA_4_3)}
+
+
 class Election(IntEnum):
     """``PartitionChangeBuilder.Election`` (§2.4)."""
 
     PREFERRED = 0
     ONLINE = 1
     UNCLEAN = 2
-
-
-# Enum members bound once: ``Enum.MEMBER`` goes through ``EnumType.__getattr__`` (~70 ns on the AlterPartition path).
-_PREFERRED, _UNCLEAN, _NONE = Election.PREFERRED, Election.UNCLEAN, Errors.NONE
 
 
 def effective_min_isr(min_insync_replicas: int, replication_factor: int) -> int:
@@ -86,13 +111,16 @@ def can_elect_last_known_leader(
     target_elr: tuple[int, ...],
     last_known_elr: tuple[int, ...],
     acceptable_leaders: Container[int],
+    *,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
 ) -> bool:
-    """§2.4 last-known-leader rule (KIP-966): ISR and ELR empty, one last-known leader, and it is acceptable."""
+    """§2.4 last-known-leader rule (KIP-966): ISR and ELR empty, one last-known leader, and it is acceptable
+    (Kafka 4.0 skips that last test: :class:`PartitionBehaviour`)."""
     if not elr_enabled or not use_last_known_leader:
         return False
     if target_isr or target_elr or len(last_known_elr) != 1:
         return False
-    return last_known_elr[0] in acceptable_leaders
+    return last_known_elr[0] in acceptable_leaders or not behaviour.last_known_leader_must_be_acceptable
 
 
 def elect_leader(
@@ -105,13 +133,15 @@ def elect_leader(
     acceptable_leaders: Container[int],
     elr_enabled: bool,
     use_last_known_leader: bool,
+    *,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
 ) -> tuple[int, bool]:
     """§2.4 ``electLeader``: ``(node, unclean)``; never looks outside ``target_replicas`` (except the last leader).
 
     PREFERRED tries ``target_replicas[0]`` first, then keeps a valid current leader; ONLINE/UNCLEAN keep
     a valid current leader first. Only UNCLEAN falls back to any acceptable replica.
     """
-    if election == _PREFERRED:
+    if election == Election.PREFERRED:
         if target_replicas:
             first = target_replicas[0]
             if is_valid_new_leader(first, target_isr, target_elr, first in acceptable_leaders):
@@ -126,13 +156,37 @@ def elect_leader(
     for replica in rest:
         if is_valid_new_leader(replica, target_isr, target_elr, replica in acceptable_leaders):
             return replica, False
-    if can_elect_last_known_leader(elr_enabled, use_last_known_leader, target_isr, target_elr, last_known_elr, acceptable_leaders):
+    if can_elect_last_known_leader(elr_enabled, use_last_known_leader, target_isr, target_elr, last_known_elr,
+                                   acceptable_leaders, behaviour=behaviour):
         return last_known_elr[0], True
-    if election == _UNCLEAN:
+    if election == Election.UNCLEAN:
         for replica in target_replicas:
             if replica in acceptable_leaders:
                 return replica, True
     return NO_LEADER, False
+
+
+def last_known_leader_update(
+    record_leader: int,
+    record_isr: Optional[tuple[int, ...]],
+    current_leader: int,
+    current_last_known: tuple[int, ...],
+    *,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
+) -> Optional[tuple[int, ...]]:
+    """§2.3 step 8 ``PartitionChangeBuilder.maybeUpdateLastKnownLeader`` (ELR and the last-known-leader election on):
+    the record's lastKnownElr, or None to leave it out. From 4.1: the current leader when the record makes the
+    partition leaderless and none is known, empty when it gets a leader; 4.0 (:class:`PartitionBehaviour`): the current
+    leader when the record empties the ISR (unless it is already the one known), empty when the record names a leader or
+    keeps a leader the partition has."""
+    if behaviour.last_known_leader_when_isr_empties:
+        if record_isr == () and current_last_known != (current_leader,):
+            return (current_leader,)
+        keeps_a_leader = record_leader == NO_LEADER_CHANGE and current_leader != NO_LEADER
+        return () if (record_leader >= 0 or keeps_a_leader) and current_last_known else None
+    if record_leader == NO_LEADER and not current_last_known:
+        return (current_leader,)
+    return () if record_leader >= 0 and current_last_known else None
 
 
 def complete_reassignment(
@@ -140,8 +194,11 @@ def complete_reassignment(
     target_replicas: tuple[int, ...],
     removing: tuple[int, ...],
     adding: tuple[int, ...],
+    *,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
 ) -> Optional[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """§2.3 step 1 / §2.8 ``PartitionReassignmentReplicas.maybeCompleteReassignment``: ``(isr, replicas)`` or None."""
+    """§2.3 step 1 / §2.8 ``PartitionReassignmentReplicas.maybeCompleteReassignment``: ``(isr, replicas)`` or None
+    (which target replicas must be in the ISR depends on the Kafka version: :class:`PartitionBehaviour`)."""
     if not removing and not adding:
         return None
     new_isr = tuple(r for r in target_isr if r not in removing) if removing else target_isr
@@ -150,6 +207,8 @@ def complete_reassignment(
     new_replicas = tuple(r for r in target_replicas if r not in removing)
     if not new_replicas:
         return None
+    if not behaviour.completion_needs_only_adding_in_isr:
+        return None if any(r not in new_isr for r in new_replicas) else (new_isr, new_replicas)
     if any(r not in new_isr for r in adding):
         return None
     if len(adding) < len(removing) and any(r not in new_isr for r in new_replicas):
@@ -272,15 +331,19 @@ def alter_partition_epoch_error(
     Epochs ahead of the controller → NOT_CONTROLLER (41); leader epoch behind → FENCED_LEADER_EPOCH (74);
     requester not the leader → INVALID_REQUEST (42); partition epoch behind → INVALID_UPDATE_VERSION (95).
     """
+    # Epochs this controller has not reached: it lags the log, so the leader should find the active controller.
     if request_leader_epoch > leader_epoch or request_partition_epoch > partition_epoch:
         return Errors.NOT_CONTROLLER
+    # The requester leads an older epoch: a new leader was elected since.
     if request_leader_epoch < leader_epoch:
         return Errors.FENCED_LEADER_EPOCH
+    # Only the partition's leader may change its ISR.
     if requester != leader:
         return Errors.INVALID_REQUEST
+    # The proposal was built on an older partition state: the leader must learn the current one first.
     if request_partition_epoch < partition_epoch:
         return Errors.INVALID_UPDATE_VERSION
-    return _NONE
+    return Errors.NONE
 
 
 def is_broker_epoch_isr_eligible(fetched_broker_epoch: int, cached_broker_epoch: int) -> bool:

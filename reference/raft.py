@@ -1,6 +1,6 @@
 """One KRaft quorum node as a pure state machine: ``step(node, input, now, jitter) -> (node', sends)``.
 
-kraft-semantics §3.2–§3.10; ``KafkaRaftClient.java``. In the etcd-raft "Step" shape: an input is a
+rules §3.2–§3.10; ``KafkaRaftClient.java``. In the etcd-raft "Step" shape: an input is a
 request, a response, a timer poll (``Tick``) or a client operation; responses first go through the
 handling every role shares (§3.8: older epoch ignored, newer epoch or fencing errors move the node),
 then to the role; after every input the node polls its role's timers (as Kafka's ``poll`` does).
@@ -19,8 +19,8 @@ from typing import Any, Callable, Optional
 
 from kraftspec.reference import raft_leader, raft_log, raft_rules, raft_state
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, builder, evolve, evolver, slotted
-from kraftspec.reference.raft_log import RaftLog
+from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
+from kraftspec.reference.raft_log import LogEntry, RaftLog
 from kraftspec.reference.raft_messages import (
     METADATA_PARTITION,
     METADATA_TOPIC_ID,
@@ -59,15 +59,13 @@ from kraftspec.reference.raft_state import (
     Unattached,
 )
 
-_NONE = Errors.NONE
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error indicates that the broker is not the "
                       "current leader. For requests intended for any replica, this error indicates that the broker "
                       "is not a replica of the topic partition.")
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RaftNode:
     """A quorum member or observer: static voters, its state, its log, the quorum-state file, in-flight requests.
 
@@ -157,6 +155,7 @@ def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> R
     if node.parked and isinstance(state, (Follower, Resigned)):
         answering = node.state if isinstance(state, Resigned) else state
         for parked in _purgatory_order(node.parked):
+            # A node no longer leading cannot complete a fetch: the fetcher learns who leads now.
             out.append(Send(parked.source, _fetch_error_response(node, Errors.NOT_LEADER_OR_FOLLOWER, parked.request,
                                                                  answering)))
         node = evolve(node, parked=())
@@ -354,8 +353,10 @@ def _valid_voter_key(node: RaftNode, voter_id: Optional[int], voter_directory_id
 
 def _voter_only_error(node: RaftNode, remote_id: int, remote_epoch: int) -> Optional[Errors]:
     """``validateVoterOnlyRequest``: an older epoch is fenced; a negative id is invalid (§3.4 step 4, §3.9)."""
+    # A request from an older epoch is from a node that missed an election: it learns the current epoch.
     if remote_epoch < node.state.epoch:
         return Errors.FENCED_LEADER_EPOCH
+    # Only a replica (a non-negative id) can vote or lead.
     if remote_id < 0:
         return Errors.INVALID_REQUEST
     return None
@@ -377,19 +378,24 @@ def can_grant_vote(node: RaftNode, candidate: ReplicaKey, log_up_to_date: bool, 
 
 def _vote_response(node: RaftNode, partition_error: Errors, granted: bool, correlation_id: int) -> VoteResponse:
     """``buildVoteResponse``: the receiver's epoch, leader and leader endpoints after handling (§3.4 step 10)."""
-    return VoteResponse(node.local_id, Errors.NONE, partition_error, node.state.epoch,
-                        raft_state.leader_of(node.state), granted, _leader_endpoints(node), correlation_id)
+    return VoteResponse(source=node.local_id, partition_error=partition_error, leader_epoch=node.state.epoch,
+                        leader_id=raft_state.leader_of(node.state), vote_granted=granted,
+                        leader_endpoints=_leader_endpoints(node), correlation_id=correlation_id)
 
 
 def _on_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``handleVoteRequest`` in the order of §3.4."""
     src, cid = req.replica_id, req.correlation_id
+    # A node of another cluster must not take part in this quorum's elections.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, VoteResponse(node.local_id, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
+        out.append(Send(src, VoteResponse(source=node.local_id, error=Errors.INCONSISTENT_CLUSTER_ID,
+                                          correlation_id=cid)))
         return node
+    # The quorum replicates one partition, the metadata log's: a vote for any other is malformed.
     if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(src, VoteResponse(node.local_id, Errors.INVALID_REQUEST, correlation_id=cid)))
+        out.append(Send(src, VoteResponse(source=node.local_id, error=Errors.INVALID_REQUEST, correlation_id=cid)))
         return node
+    # A negative offset or epoch, or a last epoch beyond the epoch asked for, is no log a candidate could have.
     if (req.last_offset < 0 or req.last_offset_epoch < 0
             or raft_rules.is_illegal_vote_epoch(req.pre_vote, req.last_offset_epoch, req.replica_epoch)):
         out.append(Send(src, _vote_response(node, Errors.INVALID_REQUEST, False, cid)))
@@ -400,6 +406,7 @@ def _on_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int, ou
         return node
     if req.replica_epoch > node.state.epoch:
         node = _to_unattached(node, req.replica_epoch, now, jitter, out)
+    # The vote was asked of another voter (id or directory): this node must not answer for it.
     if not _valid_voter_key(node, req.voter_id, req.voter_directory_id):
         out.append(Send(src, _vote_response(node, Errors.INVALID_VOTER_KEY, False, cid)))
         return node
@@ -475,40 +482,30 @@ def _fetch_error_response(node: RaftNode, error: Errors, req: FetchRequest,
                           state: Optional[QuorumState] = None) -> FetchResponse:
     """``buildEmptyFetchResponse``: a partition error with the current leader and epoch of ``state`` (§3.7)."""
     state = state if state is not None else node.state
-    return FetchResponse(node.local_id, Errors.NONE, error, state.epoch, raft_state.leader_of(state),
-                         _leader_endpoints(evolve(node, state=state)), -1, 0, NO_DIVERGING_EPOCH, (),
-                         req.correlation_id)
-
-
-_fetch_response = builder(FetchResponse)
-_send = builder(Send)
-_evolve_node = evolver(RaftNode)
+    return FetchResponse(source=node.local_id, partition_error=error, leader_epoch=state.epoch,
+                         leader_id=raft_state.leader_of(state),
+                         leader_endpoints=_leader_endpoints(evolve(node, state=state)), high_watermark=-1,
+                         correlation_id=req.correlation_id)
 
 
 def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[RaftNode, FetchResponse]:
-    """``tryCompleteFetchRequest``: leader validation, then diverging epoch or records (valid fetches update
-    the replica state, check quorum and perhaps the HW)."""
+    """``KafkaRaftClient.tryCompleteFetchRequest``: leader-only validation, then ``validateOffsetAndEpoch``; a valid
+    fetch reads the log from the fetch offset (uncommitted) and updates the replica's state, which may move the HW."""
     state = node.state
     error = raft_rules.fetch_epoch_error(req.current_leader_epoch, state.epoch, type(state) is Leader)
+    # validateLeaderOnlyRequest: only the leader of the fetcher's epoch serves a fetch; the answer names the leader.
     if error:
         return node, _fetch_error_response(node, Errors[error], req)
-    log = node.log
-    fetch_offset = req.fetch_offset
-    diverging = raft_log.validate_offset_and_epoch(log, fetch_offset, req.last_fetched_epoch)
-    local = node.local_id
-    try:  # a subscript costs less than ``get``; a leader outside the voter set has no endpoints
-        endpoints = node.voter_endpoints[local]
-    except KeyError:
-        endpoints = ()
-    if diverging is not None:
-        return node, FetchResponse(local, _NONE, _NONE, state.epoch, local, endpoints, state.high_watermark, 0,
-                                   diverging, (), req.correlation_id)
-    config = node.config
-    leader = raft_leader.update_replica_state(state, req.replica_id, fetch_offset, now, config)
-    records = log.entries[fetch_offset:fetch_offset + config.fetch_max_records]  # ``read``, uncommitted
-    return _evolve_node(node, state=leader), _fetch_response(
-        local, _NONE, _NONE, leader.epoch, local, endpoints, leader.high_watermark, 0, NO_DIVERGING_EPOCH, records,
-        req.correlation_id)
+    diverging = raft_log.validate_offset_and_epoch(node.log, req.fetch_offset, req.last_fetched_epoch)
+    records: tuple[LogEntry, ...] = ()
+    if diverging is None:
+        records = node.log.entries[req.fetch_offset:req.fetch_offset + node.config.fetch_max_records]
+        node = evolve(node, state=raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now,
+                                                                   node.config))
+    return node, FetchResponse(source=node.local_id, leader_epoch=node.state.epoch, leader_id=node.local_id,
+                               leader_endpoints=_leader_endpoints(node), high_watermark=node.state.high_watermark,
+                               diverging_epoch=NO_DIVERGING_EPOCH if diverging is None else diverging,
+                               records=records, correlation_id=req.correlation_id)
 
 
 def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -518,14 +515,18 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
     topic name is not on the wire from Fetch v13 on.
     """
     src = req.replica_id
+    # A node of another cluster must not replicate this quorum's log.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, FetchResponse(node.local_id, Errors.INCONSISTENT_CLUSTER_ID,
+        out.append(Send(src, FetchResponse(source=node.local_id, error=Errors.INCONSISTENT_CLUSTER_ID,
                                            correlation_id=req.correlation_id)))
         return node
+    # The quorum replicates one partition, the metadata log's: a fetch of any other is malformed.
     if ((req.topic_partition is not METADATA_PARTITION and req.topic_partition[1] != METADATA_PARTITION[1])
             or req.topic_id != METADATA_TOPIC_ID):  # by topic id and partition index: Fetch v13+ carries no name
-        out.append(Send(src, FetchResponse(node.local_id, Errors.INVALID_REQUEST, correlation_id=req.correlation_id)))
+        out.append(Send(src, FetchResponse(source=node.local_id, error=Errors.INVALID_REQUEST,
+                                           correlation_id=req.correlation_id)))
         return node
+    # A negative wait, offset or epoch, or a fetched epoch beyond the fetcher's leader epoch, is no real fetch.
     if (req.max_wait_ms < 0 or req.fetch_offset < 0 or req.last_fetched_epoch < 0
             or req.last_fetched_epoch > req.current_leader_epoch):
         out.append(Send(src, _fetch_error_response(node, Errors.INVALID_REQUEST, req)))
@@ -534,9 +535,9 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
     node, resp = _try_complete_fetch(node, req, now)
     if node.parked and type(old) is Leader and node.state.high_watermark != old.high_watermark:
         node = _complete_parked(node, now, out)  # ``onUpdateLeaderHighWatermark``: before this fetch is answered
-    if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not _NONE
+    if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not Errors.NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
-        out.append(_send(src, resp))
+        out.append(Send(src, resp))
     else:
         node = evolve(node, parked=node.parked + (ParkedFetch(src, req, now + req.max_wait_ms, resp),))
     return node
@@ -616,8 +617,9 @@ def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
 
 def _epoch_response(node: RaftNode, api: str, partition_error: Errors, cid: int) -> QuorumEpochResponse:
     """``buildBegin/EndQuorumEpochResponse``: the receiver's epoch, leader and endpoints (§3.9)."""
-    return QuorumEpochResponse(node.local_id, api, Errors.NONE, partition_error, node.state.epoch,
-                               raft_state.leader_of(node.state), _leader_endpoints(node), cid)
+    return QuorumEpochResponse(source=node.local_id, api=api, partition_error=partition_error,
+                               leader_epoch=node.state.epoch, leader_id=raft_state.leader_of(node.state),
+                               leader_endpoints=_leader_endpoints(node), correlation_id=cid)
 
 
 def _rejected_quorum_epoch_request(node: RaftNode, req: BeginQuorumEpochRequest | EndQuorumEpochRequest, api: str,
@@ -627,11 +629,15 @@ def _rejected_quorum_epoch_request(node: RaftNode, req: BeginQuorumEpochRequest 
     On a failure the error response is appended to ``out`` and True is returned.
     """
     src, cid = req.leader_id, req.correlation_id
+    # A leader of another cluster must not lead this quorum.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INCONSISTENT_CLUSTER_ID, correlation_id=cid)))
+        out.append(Send(src, QuorumEpochResponse(source=node.local_id, api=api, error=Errors.INCONSISTENT_CLUSTER_ID,
+                                                 correlation_id=cid)))
         return True
+    # The quorum replicates one partition, the metadata log's: a request for any other is malformed.
     if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(src, QuorumEpochResponse(node.local_id, api, Errors.INVALID_REQUEST, correlation_id=cid)))
+        out.append(Send(src, QuorumEpochResponse(source=node.local_id, api=api, error=Errors.INVALID_REQUEST,
+                                                 correlation_id=cid)))
         return True
     error = _voter_only_error(node, req.leader_id, req.leader_epoch)
     if error is not None:
@@ -648,6 +654,7 @@ def _on_begin_quorum_epoch(node: RaftNode, req: BeginQuorumEpochRequest, now: in
         return node
     endpoints = req.leader_endpoints or node.voter_endpoints.get(req.leader_id, ())
     node = _maybe_transition(node, req.leader_id, req.leader_epoch, endpoints, now, jitter, out)
+    # The announcement was meant for another voter (id or directory): it is not acknowledged for it.
     if not _valid_voter_key(node, req.voter_id, req.voter_directory_id):
         out.append(Send(src, _epoch_response(node, api, Errors.INVALID_VOTER_KEY, cid)))
         return node
@@ -701,11 +708,13 @@ def _on_describe_quorum(node: RaftNode, req: DescribeQuorumRequest, now: int, ji
     error answer carries the error's message (from version 2, which has the field) and the partition's schema
     defaults (leader 0, epoch 0, high watermark 0); a success leaves the message at its default, "".
     """
+    # The quorum has one partition, the metadata log's: no other can be described.
     if req.topic_partition != METADATA_PARTITION:
         out.append(Send(req.source, _describe_quorum_error(req, Errors.UNKNOWN_TOPIC_OR_PARTITION,
                                                            UNKNOWN_TOPIC_MESSAGE)))
         return node
     state = node.state
+    # Only the leader knows every replica's progress.
     if not isinstance(state, Leader):
         out.append(Send(req.source, _describe_quorum_error(req, Errors.NOT_LEADER_OR_FOLLOWER, NOT_LEADER_MESSAGE)))
         return node

@@ -1,6 +1,6 @@
 """What the leader tracks: replica end offsets, the high watermark, check quorum, DescribeQuorum.
 
-kraft-semantics §3.6 and §3.10 (``LeaderState.java``). Each function returns a new :class:`Leader`.
+rules §3.6 and §3.10 (``LeaderState.java``). Each function returns a new :class:`Leader`.
 """
 
 from __future__ import annotations
@@ -9,22 +9,17 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from kraftspec.reference import raft_rules, raft_state
-from kraftspec.reference.frozen import FrozenMap, builder, evolve, evolver, slotted
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 _NO_VOTERS: frozenset[int] = frozenset()
-_UNKNOWN_REPLICA = ReplicaState()
-_replica_state = builder(ReplicaState)
-_evolve_leader = evolver(Leader)
 
 
 def _with_high_watermark(leader: Leader, voter_states: Mapping[int, ReplicaState]) -> int:
     """The HW after a voter's end offset changed (``maybeUpdateHighWatermark``)."""
-    offsets: list[int] = []  # a loop of appends: a comprehension makes a function per call (CPython 3.11)
-    for state in voter_states.values():
-        offsets.append(state.end_offset)
-    return raft_rules.next_high_watermark(leader.high_watermark, tuple(offsets), leader.epoch_start_offset)
+    return raft_rules.next_high_watermark(leader.high_watermark, tuple(s.end_offset for s in voter_states.values()),
+                                          leader.epoch_start_offset)
 
 
 def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
@@ -41,50 +36,37 @@ def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
     return evolve(leader, voter_states=voter_states, high_watermark=_with_high_watermark(leader, voter_states))
 
 
+def followed_replica_state(state: ReplicaState, fetch_offset: int, now: int, leader_end_offset: int) -> ReplicaState:
+    """``ReplicaState.updateFollowerState``: the caught-up time first (now if the fetch reached the leader's end offset,
+    else the previous fetch's time if it reached the end offset of then), then fetch time and end offset (§3.6)."""
+    caught_up = state.last_caught_up_ms
+    if leader_end_offset >= 0:
+        if fetch_offset >= leader_end_offset:
+            caught_up = max(caught_up, now)
+        elif 0 < state.last_fetch_leader_end_offset <= fetch_offset:
+            caught_up = max(caught_up, state.last_fetch_ms)
+    return evolve(state, end_offset=fetch_offset, last_fetch_ms=max(state.last_fetch_ms, now),
+                  last_fetch_leader_end_offset=leader_end_offset, last_caught_up_ms=caught_up, acknowledged=True)
+
+
 def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
                          config: QuorumConfig) -> Leader:
-    """``updateReplicaState`` + check quorum after a valid Fetch: only voters move the HW (§3.6, scenario 71).
-
-    The replica's state is updated as ``ReplicaState.updateFollowerState`` does (caught-up time first, then
-    fetch time and end offset), written out here rather than called: this is the leader's fetch path. The HW
-    is recomputed only when the voter's end offset changed to one past the HW: the HW only grows and is an end
-    offset of a majority, so a voter at or below it cannot move it; the set of fetched voters is built only
-    when check quorum is not reached (it is then emptied).
-    """
-    voters = leader.voter_states
-    voter = voters.get(replica_id)
-    own = voters.get(leader.local_id)
-    leader_end = -1 if own is None else own.end_offset
-    state = voter if voter is not None else leader.observer_states.get(replica_id, _UNKNOWN_REPLICA)
-    caught_up = state.last_caught_up_ms
-    last_fetch = state.last_fetch_ms
-    if leader_end >= 0:
-        if fetch_offset >= leader_end:
-            if now > caught_up:
-                caught_up = now
-        elif (state.last_fetch_leader_end_offset > 0 and fetch_offset >= state.last_fetch_leader_end_offset
-              and last_fetch > caught_up):
-            caught_up = last_fetch
-    followed = _replica_state(fetch_offset, now if now > last_fetch else last_fetch, leader_end, caught_up, True)
-    if voter is None:
-        states = {**leader.observer_states}
-        states[replica_id] = followed
-        return _evolve_leader(leader, observer_states=FrozenMap(states))
-    states = {**voters}
-    states[replica_id] = followed
-    fetched = leader.fetched_voters
-    new_fetcher = replica_id not in fetched
+    """``LeaderState.updateReplicaState`` after a valid Fetch: the replica's follower state; for a voter, then check
+    quorum (``updateCheckQuorumForFollowingVoter``) and the HW, which only voters move (§3.6, scenario 71)."""
+    own = leader.voter_states.get(leader.local_id)
+    leader_end_offset = -1 if own is None else own.end_offset
+    if replica_id not in leader.voter_states:
+        observer = followed_replica_state(leader.observer_states.get(replica_id, ReplicaState()), fetch_offset, now,
+                                          leader_end_offset)
+        return evolve(leader, observer_states=leader.observer_states.set(replica_id, observer))
+    voter_states = leader.voter_states.set(
+        replica_id, followed_replica_state(leader.voter_states[replica_id], fetch_offset, now, leader_end_offset))
+    fetched = leader.fetched_voters | {replica_id}
     deadline = leader.check_quorum_deadline
-    if raft_rules.check_quorum_reached(len(states), len(fetched) + new_fetcher, own is not None):
-        fetched = _NO_VOTERS
-        deadline = now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
-    elif new_fetcher:
-        fetched = fetched | {replica_id}
-    high_watermark = leader.high_watermark
-    if fetch_offset > high_watermark and fetch_offset != voter.end_offset:
-        high_watermark = _with_high_watermark(leader, states)
-    return _evolve_leader(leader, voter_states=FrozenMap(states), fetched_voters=fetched, check_quorum_deadline=deadline,
-                          high_watermark=high_watermark)
+    if raft_rules.check_quorum_reached(len(voter_states), len(fetched), own is not None):
+        fetched, deadline = _NO_VOTERS, now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
+    return evolve(leader, voter_states=voter_states, fetched_voters=fetched, check_quorum_deadline=deadline,
+                  high_watermark=_with_high_watermark(leader, voter_states))
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:
@@ -122,8 +104,7 @@ def voters_by_descending_end_offset(leader: Leader) -> tuple[int, ...]:
     return tuple(v for _, v in sorted(others, key=lambda p: (-p[0], p[1])))
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaDescription:
     """``DescribeQuorumResponseData.ReplicaState`` (§3.10)."""
 

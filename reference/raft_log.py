@@ -1,6 +1,6 @@
 """The replicated metadata log as the Raft client sees it: entries with their epochs plus the epoch cache.
 
-kraft-semantics §3.7 (``RaftLog``, ``internals/KafkaRaftLog.java``, ``LeaderEpochFileCache``). The log
+rules §3.7 (``RaftLog``, ``internals/KafkaRaftLog.java``, ``LeaderEpochFileCache``). The log
 starts at offset 0 and has no snapshots here. ``flushed_end_offset`` is what survives a crash.
 """
 
@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from kraftspec.reference import raft_rules
-from kraftspec.reference.frozen import slotted
+from kraftspec.reference.frozen import evolve
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogEntry:
     """One record: the epoch of the batch that wrote it and its value (data, or a control message)."""
 
@@ -22,8 +21,7 @@ class LogEntry:
     record: Any = None
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RaftLog:
     """Entries at offsets 0..LEO-1, the epoch cache ((epoch, start offset) ascending) and the flushed end."""
 
@@ -40,7 +38,7 @@ class RaftLog:
 
 def log_of_epochs(epochs: Iterable[int], flushed: bool = True) -> RaftLog:
     """A log whose entry at offset i has epoch ``epochs[i]`` (values are the offsets); flushed by default."""
-    log = append_as_follower(RaftLog(), tuple(LogEntry(e, i) for i, e in enumerate(epochs)))
+    log = append_as_follower(RaftLog(), tuple(LogEntry(epoch=e, record=i) for i, e in enumerate(epochs)))
     return flush(log) if flushed else log
 
 
@@ -60,24 +58,24 @@ def _cache_with(cache: tuple[tuple[int, int], ...], entries: tuple[LogEntry, ...
 
 def append_as_leader(log: RaftLog, records: tuple[Any, ...], epoch: int) -> RaftLog:
     """``appendAsLeader``: records get the leader's epoch at LEO onwards (not yet flushed)."""
-    entries = tuple(LogEntry(epoch, r) for r in records)
-    return RaftLog(log.entries + entries, _cache_with(log.epoch_cache, entries, log.end_offset),
-                   log.flushed_end_offset, epoch if entries else log.last_fetched_epoch)
+    entries = tuple(LogEntry(epoch=epoch, record=r) for r in records)
+    return evolve(log, entries=log.entries + entries, epoch_cache=_cache_with(log.epoch_cache, entries, log.end_offset),
+                  last_fetched_epoch=epoch if entries else log.last_fetched_epoch)
 
 
 def append_as_follower(log: RaftLog, entries: tuple[LogEntry, ...]) -> RaftLog:
     """``appendAsFollower``: fetched entries at LEO onwards; lastFetchedEpoch follows the last one (§3.7)."""
     last = entries[-1].epoch if entries else -1
-    return RaftLog(log.entries + entries, _cache_with(log.epoch_cache, entries, log.end_offset),
-                   log.flushed_end_offset,
-                   raft_rules.last_fetched_epoch_after_append(log.last_fetched_epoch, last, len(entries)))
+    return evolve(log, entries=log.entries + entries, epoch_cache=_cache_with(log.epoch_cache, entries, log.end_offset),
+                  last_fetched_epoch=raft_rules.last_fetched_epoch_after_append(log.last_fetched_epoch, last,
+                                                                                len(entries)))
 
 
 def flush(log: RaftLog) -> RaftLog:
     """``flush``: every entry is durable."""
     if log.flushed_end_offset == log.end_offset:
         return log
-    return RaftLog(log.entries, log.epoch_cache, log.end_offset, log.last_fetched_epoch)
+    return evolve(log, flushed_end_offset=log.end_offset)
 
 
 def recover(log: RaftLog) -> RaftLog:
@@ -90,7 +88,9 @@ def truncate_to(log: RaftLog, offset: int) -> RaftLog:
     if offset >= log.end_offset:
         return log
     cache = tuple(c for c in log.epoch_cache if c[1] < offset)
-    return RaftLog(log.entries[:offset], cache, min(log.flushed_end_offset, offset), cache[-1][0] if cache else 0)
+    return RaftLog(entries=log.entries[:offset], epoch_cache=cache,
+                   flushed_end_offset=min(log.flushed_end_offset, offset),
+                   last_fetched_epoch=cache[-1][0] if cache else 0)
 
 
 def end_offset_for_epoch(log: RaftLog, epoch: int) -> tuple[int, int]:
@@ -105,11 +105,7 @@ def validate_offset_and_epoch(log: RaftLog, fetch_offset: int, last_fetched_epoc
     """
     if fetch_offset == 0:
         return None
-    cache = log.epoch_cache
-    if cache and cache[-1][0] == last_fetched_epoch:  # the latest epoch ends at the LEO (the usual fetch)
-        end_epoch, end_offset = last_fetched_epoch, len(log.entries)
-    else:
-        end_epoch, end_offset = raft_rules.end_offset_for_epoch(cache, log.end_offset, last_fetched_epoch)
+    end_epoch, end_offset = end_offset_for_epoch(log, last_fetched_epoch)
     if raft_rules.is_diverging(fetch_offset, last_fetched_epoch, end_epoch, end_offset):
         return (end_epoch, end_offset)
     return None

@@ -1,6 +1,6 @@
 """The KRaft RPCs as values: Vote (52), Fetch (1), BeginQuorumEpoch (53), EndQuorumEpoch (54), DescribeQuorum (55).
 
-kraft-semantics §3.4, §3.7–§3.10. Only the fields the rules read are kept. Every request carries a
+rules §3.4, §3.7–§3.10. Only the fields the rules read are kept. Every request carries a
 ``correlation_id`` that its response echoes, and every response its ``source`` node: the client handles
 only the response it expects from that node (``RequestManager``); other inputs of ``raft.step`` are timers
 and client operations, defined here too.
@@ -12,15 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import slotted
 from kraftspec.reference.raft_log import LogEntry
 
 METADATA_PARTITION = ("__cluster_metadata", 0)
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VoteRequest:
     """Vote request partition data (v2: ``pre_vote``); ``voter_id`` / ``voter_directory_id`` name the addressee."""
 
@@ -37,8 +35,7 @@ class VoteRequest:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VoteResponse:
     """Vote response: top-level error, partition error, the receiver's epoch/leader/endpoints, ``vote_granted``."""
 
@@ -52,8 +49,7 @@ class VoteResponse:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FetchRequest:
     """Fetch of ``__cluster_metadata-0`` by a replica: position (offset, last fetched epoch) and its epoch."""
 
@@ -73,8 +69,7 @@ class FetchRequest:
 NO_DIVERGING_EPOCH = (-1, -1)
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FetchResponse:
     """Fetch response: current leader, HW (-1 none), divergingEpoch (epoch, endOffset) or (-1, -1), records."""
 
@@ -91,8 +86,7 @@ class FetchResponse:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BeginQuorumEpochRequest:
     """The new leader announces itself to a voter (``voter_id`` / ``voter_directory_id`` name the addressee)."""
 
@@ -106,8 +100,7 @@ class BeginQuorumEpochRequest:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EndQuorumEpochRequest:
     """A resigning leader tells voters to elect a successor, listing the preferred ones first."""
 
@@ -119,8 +112,7 @@ class EndQuorumEpochRequest:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuorumEpochResponse:
     """BeginQuorumEpoch / EndQuorumEpoch response (same shape): the receiver's epoch, leader, endpoints."""
 
@@ -134,8 +126,7 @@ class QuorumEpochResponse:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DescribeQuorumRequest:
     """DescribeQuorum for one partition from an admin client ``source`` (the response goes back to it)."""
 
@@ -144,8 +135,7 @@ class DescribeQuorumRequest:
     version: int = 2
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DescribeQuorumResponse:
     """DescribeQuorum response; ``current_voters`` / ``observers`` hold ``raft_leader.ReplicaDescription``;
     ``nodes`` (v2) are the voters' (id, listeners)."""
@@ -161,8 +151,7 @@ class DescribeQuorumResponse:
     nodes: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UpdateRaftVoterRequest:
     """UpdateRaftVoter (KIP-853) as a kraft.version-0 voter sends it to each new leader it follows: its id, directory,
     listeners and the epoch (``RaftUtil.updateVoterRequest``; the supported kraft.version range is not kept).
@@ -178,30 +167,26 @@ class UpdateRaftVoterRequest:
     correlation_id: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Tick:
     """A poll: expire whichever timer is due at ``now`` and send what is due."""
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Append:
     """``scheduleAppend`` of data records; only a leader accepts them (appended and flushed at once)."""
 
     records: tuple[Any, ...]
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resign:
     """``resign(epoch)`` / graceful shutdown of a leader."""
 
     epoch: int
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Send:
     """An output: ``message`` to ``destination`` (a node id)."""
 

@@ -1,4 +1,4 @@
-"""The ``quorum-state`` file: one JSON line holding the election state (kraft-semantics §3.3).
+"""The ``quorum-state`` file: one JSON line holding the election state (rules §3.3).
 
 Source: ``FileQuorumStateStore.java`` and ``QuorumStateData.json`` (versions 0–1, no tagged fields).
 ``data_version`` 0 (kraft.version 0) also holds ``clusterId`` (written ""), ``appliedOffset`` (0) and
@@ -27,7 +27,7 @@ class QuorumStateFileError(ValueError):
     """The quorum-state file cannot be read: the message names the file and the offending key."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuorumStateData:
     """What one quorum-state file holds; ``current_voters`` only in version 0, the directory only in 1."""
 

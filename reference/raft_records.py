@@ -1,4 +1,4 @@
-"""KRaft control records in the metadata log (kraft-semantics §3.11, metadata-records §2 and §9).
+"""KRaft control records in the metadata log (rules §3.11, rules §5.2 and §5.9).
 
 A control batch (attribute bit 0x20) holds records whose key is ``[int16 version=0][int16 type]``.
 Source: ``clients/.../record/internal/ControlRecordType.java``, ``ControlRecordUtils.java``.
@@ -48,7 +48,7 @@ def parse_control_record_key(key: bytes) -> ControlRecordType:
         return ControlRecordType.UNKNOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeaderChangeMessage:
     """``LeaderChangeMessage`` v0, the first record of every leader's epoch (§3.6, §3.11).
 

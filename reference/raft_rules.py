@@ -1,6 +1,6 @@
 """Small KRaft quorum rules over plain ints, bools and tuples, so that CrossHair can reach them.
 
-kraft-semantics §3.4–§3.7 and Appendix B items 9–11. The transitions in ``raft.py``, ``raft_state.py``
+rules §3.2 and §3.4–§3.7. The transitions in ``raft.py``, ``raft_state.py``
 and ``raft_log.py`` call these through the module name so that a mutant can replace any of them.
 Sentinels: ``-1`` means "unknown" for offsets, high watermarks and leader ids.
 """
@@ -193,10 +193,13 @@ def end_quorum_epoch_backoff(position: int, size: int, backoff_max_ms: int) -> i
 def fetch_epoch_error(request_epoch: int, local_epoch: int, is_leader: bool) -> str:
     """``validateLeaderOnlyRequest``: older epoch FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, then
     NOT_LEADER_OR_FOLLOWER when not leader; "" when valid (§3.7)."""
+    # The fetcher follows a leader of an older epoch: it must learn the new one.
     if request_epoch < local_epoch:
         return "FENCED_LEADER_EPOCH"
+    # This node has not yet learnt of the fetcher's epoch: the fetcher retries once it has.
     if request_epoch > local_epoch:
         return "UNKNOWN_LEADER_EPOCH"
+    # Only the leader serves fetches.
     if not is_leader:
         return "NOT_LEADER_OR_FOLLOWER"
     return ""

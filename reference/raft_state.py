@@ -1,4 +1,4 @@
-"""The KRaft quorum states and every legal transition between them (kraft-semantics §3.2, ``QuorumState``).
+"""The KRaft quorum states and every legal transition between them (rules §3.2, ``QuorumState``).
 
 States are frozen dataclasses; "voted" is a ``voted_key`` held by Unattached, Prospective or Follower,
 not a state. Illegal transitions raise :class:`IllegalTransition` (Kafka: IllegalStateException). Timers
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from kraftspec.reference import raft_rules
-from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve, slotted
+from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
 
 NO_LEADER = -1
 NEVER = 2**63 - 1  # a timer that never expires (Kafka's Long.MAX_VALUE)
@@ -22,8 +22,7 @@ class IllegalTransition(ValueError):
     """A transition ``QuorumState`` forbids; the message names both states and the rule."""
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuorumConfig:
     """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout; ``retry_backoff_ms`` is
     ``quorum.retry.backoff.ms`` (a connection whose request failed waits that long, ``RequestManager``)."""
@@ -65,8 +64,7 @@ def election_deadline(config: QuorumConfig, now: int, jitter: int, is_voter: boo
     return now + config.election_timeout_ms + jitter % config.election_timeout_ms
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaKey:
     """A replica: node id and (kraft.version 1) directory id."""
 
@@ -74,8 +72,7 @@ class ReplicaKey:
     directory_id: Optional[str] = None
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ElectionState:
     """``ElectionState``: what the quorum-state file holds (epoch, leader or -1, voted key)."""
 
@@ -84,8 +81,7 @@ class ElectionState:
     voted_key: Optional[ReplicaKey] = None
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unattached:
     """No leader known to follow; optionally a known leader id (without endpoints) or a vote cast."""
 
@@ -97,8 +93,7 @@ class Unattached:
     role = raft_rules.UNATTACHED
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prospective:
     """Pre-vote phase in the same epoch; remembers the leader, its endpoints and the vote (KIP-996)."""
 
@@ -113,8 +108,7 @@ class Prospective:
     role = raft_rules.PROSPECTIVE
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     """Standard vote phase at epoch+1, voted for itself; after losing it waits out its election timeout."""
 
@@ -126,8 +120,7 @@ class Candidate:
     role = raft_rules.CANDIDATE
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaState:
     """``LeaderState.ReplicaState``: what the leader knows of one replica (-1 = unknown)."""
 
@@ -138,8 +131,7 @@ class ReplicaState:
     acknowledged: bool = False
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParkedFetch:
     """A Fetch held in the fetch purgatory until records, an HW change or its deadline (§3.7).
 
@@ -153,8 +145,7 @@ class ParkedFetch:
     response: Any = None
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Leader:
     """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers;
     ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next poll resigns)."""
@@ -178,8 +169,7 @@ class Leader:
         return self.local_id
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Follower:
     """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes).
 
@@ -198,8 +188,7 @@ class Follower:
     role = raft_rules.FOLLOWER
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resigned:
     """A leader that resigned or restarted: same epoch, never votes for anyone in it (B.11)."""
 

@@ -1,6 +1,6 @@
 """AlterPartitionReassignments (KIP-455) for one partition: start, change or cancel a reassignment.
 
-kraft-semantics §2.8, ``ReplicationControlManager.alterPartitionReassignment`` /
+rules §2.8, ``ReplicationControlManager.alterPartitionReassignment`` /
 ``changePartitionReassignment`` / ``cancelPartitionReassignment``, ``PartitionReassignmentReplicas``
 and ``PartitionReassignmentRevert``. Completion happens in any later build (§2.3 step 1).
 """
@@ -20,7 +20,7 @@ from kraftspec.reference.partition import (
     build_partition_change,
     topic_effective_min_isr,
 )
-from kraftspec.reference.partition_rules import Election
+from kraftspec.reference.partition_rules import KAFKA_4_3, Election, PartitionBehaviour
 from kraftspec.reference.records import PartitionChangeRecord
 
 
@@ -47,10 +47,12 @@ def reassignment_revert(partition: PartitionRegistration) -> tuple[tuple[int, ..
 
 def validate_manual_assignment(brokers: Mapping[int, BrokerRegistration], replicas: tuple[int, ...]) -> Errors:
     """``validateManualPartitionAssignment``: non-empty, every broker registered, none twice (ascending check)."""
+    # A partition needs at least one replica.
     if not replicas:
         return Errors.INVALID_REPLICA_ASSIGNMENT
     previous: Optional[int] = None
     for broker_id in sorted(replicas):
+        # Each replica is a distinct, registered broker.
         if broker_id not in brokers or broker_id == previous:
             return Errors.INVALID_REPLICA_ASSIGNMENT
         previous = broker_id
@@ -67,6 +69,7 @@ def alter_partition_reassignment(
     *,
     metadata_version: int,
     elr_enabled: bool,
+    behaviour: PartitionBehaviour = KAFKA_4_3,
     allow_replication_factor_change: bool = True,
 ) -> tuple[PersistentMap[TopicPartition, PartitionRegistration], Errors, tuple[PartitionChangeRecord, ...]]:
     """§2.8 one partition of AlterPartitionReassignments: ``(partitions', error, records)``.
@@ -82,26 +85,30 @@ def alter_partition_reassignment(
     topic = next((t for t in topics.values() if t.name == topic_name), None)
     key = (topic.topic_id, partition_id) if topic is not None else None
     partition = partitions.get(key) if key is not None else None
+    # No such topic or partition to reassign.
     if topic is None or partition is None or key is None:
         return persistent(partitions), Errors.UNKNOWN_TOPIC_OR_PARTITION, ()
     election = Election.UNCLEAN if topic.unclean_leader_election_enable else Election.ONLINE
     min_isr = topic_effective_min_isr(topic, partitions, partition_id)
     if target_replicas is None:
+        # A cancellation needs a reassignment to cancel.
         if not partition.removing_replicas and not partition.adding_replicas:
             return persistent(partitions), Errors.NO_REASSIGNMENT_IN_PROGRESS, ()
         replicas, isr, unclean = reassignment_revert(partition)
+        # Reverting would leave no ISR member, which only an unclean election fixes: refused unless the topic allows it.
         if unclean and not topic.unclean_leader_election_enable:
             return persistent(partitions), Errors.INVALID_REPLICA_ASSIGNMENT, ()
         record = build_partition_change(
             partition, topic.topic_id, partition_id, brokers=brokers, metadata_version=metadata_version,
             min_isr=min_isr, target_isr=isr, target_replicas=replicas, target_removing=(), target_adding=(),
-            election=election, elr_enabled=elr_enabled,
+            election=election, elr_enabled=elr_enabled, behaviour=behaviour,
         )
     else:
         error = validate_manual_assignment(brokers, target_replicas)
         if error != Errors.NONE:
             return persistent(partitions), error, ()
         current_rf = len([r for r in partition.replicas if r not in partition.removing_replicas])
+        # A reassignment moves replicas; changing their number needs the explicit permission (KIP-860).
         if not allow_replication_factor_change and len(target_replicas) != current_rf:
             return persistent(partitions), Errors.INVALID_REPLICATION_FACTOR, ()
         replicas, removing, adding = reassignment_replicas(partition.replicas, target_replicas)
@@ -113,6 +120,7 @@ def alter_partition_reassignment(
             target_adding=adding or None,
             election=Election.ONLINE,
             elr_enabled=elr_enabled,
+            behaviour=behaviour,
         )
     records = () if record is None else (record,)
     return apply_records(partitions, records), Errors.NONE, records

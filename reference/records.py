@@ -1,4 +1,4 @@
-"""Metadata records the reference writes and replays (metadata-records §8), as frozen dataclasses.
+"""Metadata records the reference writes and replays (rules §5.8), as frozen dataclasses.
 
 Field names are the schema's in snake_case; ``version`` is the record schema version the controller
 would write. List fields of PartitionChangeRecord use ``None`` for "unchanged" and ``()`` for "empty",
@@ -10,14 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from kraftspec.reference.frozen import slotted
 
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Endpoint:
     """A listener endpoint: name, host, port and security protocol (PLAINTEXT=0, SSL=1, ...)."""
 
@@ -27,8 +25,7 @@ class Endpoint:
     security_protocol: int = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FeatureRange:
     """A supported-version range ``[min_supported, max_supported]`` of one feature."""
 
@@ -37,8 +34,7 @@ class FeatureRange:
     max_supported: int
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RegisterBrokerRecord:
     """apiKey 0: a broker's whole registration; ``broker_epoch`` is assigned by the controller (§1.3)."""
 
@@ -57,8 +53,7 @@ class RegisterBrokerRecord:
     API_KEY = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnregisterBrokerRecord:
     """apiKey 1: removes a registration; the epoch must match the current one (§1.4)."""
 
@@ -68,8 +63,7 @@ class UnregisterBrokerRecord:
     API_KEY = 1
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FenceBrokerRecord:
     """apiKey 7: fence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
 
@@ -79,8 +73,7 @@ class FenceBrokerRecord:
     API_KEY = 7
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnfenceBrokerRecord:
     """apiKey 8: unfence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
 
@@ -95,8 +88,7 @@ UNFENCE = -1
 NO_FENCING_CHANGE = 0
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerRegistrationChangeRecord:
     """apiKey 17: a delta; ``fenced`` 1 = fence, -1 = unfence, 0 = no change; ``in_controlled_shutdown`` 1 = enter."""
 
@@ -110,8 +102,7 @@ class BrokerRegistrationChangeRecord:
     API_KEY = 17
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TopicRecord:
     """apiKey 2: a topic's name and id."""
 
@@ -121,8 +112,7 @@ class TopicRecord:
     API_KEY = 2
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConfigRecord:
     """apiKey 4: sets one config of a resource (``resource_type`` 2 = TOPIC, 4 = BROKER); a null value deletes it."""
 
@@ -134,8 +124,7 @@ class ConfigRecord:
     API_KEY = 4
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RemoveTopicRecord:
     """apiKey 9: removes a topic, its partitions and configs."""
 
@@ -144,8 +133,7 @@ class RemoveTopicRecord:
     API_KEY = 9
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionRecord:
     """apiKey 3: a partition's full state at creation (or in a snapshot)."""
 
@@ -166,8 +154,7 @@ class PartitionRecord:
     API_KEY = 3
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionChangeRecord:
     """apiKey 5: a delta; ``None`` lists are unchanged, leader -2 is unchanged, recovery state -1 is unchanged."""
 
@@ -186,8 +173,7 @@ class PartitionChangeRecord:
     API_KEY = 5
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FeatureLevelRecord:
     """apiKey 12: finalizes a feature at a level (level 0 removes it)."""
 
@@ -197,8 +183,7 @@ class FeatureLevelRecord:
     API_KEY = 12
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RegisterControllerRecord:
     """apiKey 27: a controller's registration (KIP-919); replay replaces the previous one."""
 
@@ -211,8 +196,7 @@ class RegisterControllerRecord:
     API_KEY = 27
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClearElrRecord:
     """apiKey 28: clears ELR and lastKnownElr of a topic's partitions (empty name = all topics)."""
 
@@ -221,8 +205,7 @@ class ClearElrRecord:
     API_KEY = 28
 
 
-@slotted
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NoOpRecord:
     """apiKey 20: written by the active controller every ``metadata.max.idle.interval.ms``."""
 

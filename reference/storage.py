@@ -1,4 +1,4 @@
-"""KIP-631 storage: ``meta.properties`` parsing and validation, ``kafka-storage format`` and ``info``.
+"""KIP-631 storage (rules §4.5): ``meta.properties`` parsing and validation, ``kafka-storage format`` and ``info``.
 
 Pure functions over a directory *description*: a mapping of file name → text (a nested mapping for a
 sub-directory), a ``str`` for a path that is a regular file, ``None`` for a path that does not exist.
@@ -41,7 +41,7 @@ class FormatError(Exception):
     """``FormatterException`` / ``TerseException`` of ``kafka-storage format``: the message printed."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PropertyEntry:
     """One ``key=value`` of a properties file and the line it starts on."""
 
@@ -50,7 +50,7 @@ class PropertyEntry:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetaProperties:
     """A parsed meta.properties: version 0 (legacy, ``broker.id``) or 1 (KRaft, ``node.id``)."""
 
@@ -204,7 +204,7 @@ def meta_path(directory: str) -> str:
     return f"{directory.rstrip('/')}/{META_PROPERTIES}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ensemble:
     """``MetaPropertiesEnsemble``: per directory, empty (no meta.properties), error, or parsed."""
 
@@ -263,14 +263,14 @@ def verify_ensemble(ensemble: Ensemble, expected_cluster_id: Optional[str], expe
             seen[meta.directory_id] = path
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BootstrapSnapshot:
     """The bootstrap checkpoint's content: the format command's FeatureLevelRecord(s), MV first."""
 
     feature_levels: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FormatResult:
     """What ``format`` writes (path → files, where the checkpoint is a ``BootstrapSnapshot``) and prints."""
 
@@ -344,7 +344,7 @@ def format_directories(
     return FormatResult(tuple(written), "".join(line + "\n" for line in lines))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InfoResult:
     """``kafka-storage info``: exit code and printed text."""
 

@@ -1,4 +1,4 @@
-"""Value rules of KIP-631 storage: Kafka UUID text, Java ``Integer.parseInt``, reserved directory ids.
+"""Value rules of KIP-631 storage (rules §4.5): Kafka UUID text, Java ``Integer.parseInt``, reserved directory ids.
 
 ``clients/.../common/Uuid.java`` (``fromString``), ``common/DirectoryId.java`` (``reserved``). Plain
 strings and ints in, a value or a ``ValueError`` with Kafka's message out.

@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Broker registration, heartbeats, session fencing, controlled shutdown  *)
 (* and unregistration on the active KRaft controller (KIP-631 as          *)
-(* implemented in Kafka 4.1+; kraftspec facts kraft-semantics §1).        *)
+(* implemented in Kafka 4.1+; kraftspec rule book §1).                    *)
 (*                                                                         *)
 (* One partition over Replicas shows what fencing and shutdown do to      *)
 (* leadership (§2.9): ONLINE election, no ELR, metadata.version >= 3.6    *)

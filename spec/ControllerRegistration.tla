@@ -1,6 +1,6 @@
 ------------------------- MODULE ControllerRegistration -------------------------
 (***************************************************************************)
-(* KIP-919 controller registration (kraftspec facts kraft-semantics §4.1): *)
+(* KIP-919 controller registration (kraftspec rule book §4.1):             *)
 (* one controller process (node 1) runs ControllerRegistrationManager; an  *)
 (* always-active quorum controller with metadata.version >= 3.7-IV0        *)
 (* writes a RegisterControllerRecord per request it handles, replacing the *)

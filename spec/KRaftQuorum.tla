@@ -1,6 +1,6 @@
 ----------------------------- MODULE KRaftQuorum -----------------------------
 (***************************************************************************)
-(* The KRaft metadata quorum's Raft (kraftspec facts kraft-semantics §3,   *)
+(* The KRaft metadata quorum's Raft (kraftspec rule book §3,               *)
 (* KIP-595 as implemented in Kafka 4.x): three voters and an observer,     *)
 (* pull-based replication. Followers fetch with their log end offset and   *)
 (* last fetched epoch; the leader answers with records or with the         *)
@@ -13,9 +13,11 @@
 (* never does (§3.7).                                                      *)
 (*                                                                         *)
 (* Actions carry the names of the reference's rules (the raft modules of   *)
-(* kraftspec.reference): Timeout ~ the election timer (the pre-vote of     *)
-(* KIP-996 is taken as won: Prospective, then Candidate; a Resigned leader *)
-(* moves to the next epoch); OnVoteRequest, OnVoteResponse,                *)
+(* kraftspec.reference): Timeout ~ the election timer (a voter becomes     *)
+(* Prospective in its epoch, KIP-996's pre-vote; a Prospective whose timer *)
+(* fires has lost it; a Resigned leader moves to the next epoch);          *)
+(* RequestVote ~ a Prospective's pre-vote request (epoch unchanged) or a   *)
+(* Candidate's vote request; OnVoteRequest, OnVoteResponse,                *)
 (* OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse ~ the handlers      *)
 (* _on_vote_request, ... of raft.py (HandleX(n): node n takes one such     *)
 (* message); Crash ~ raft.restart; ClientAppend ~ an Append to the leader. *)
@@ -23,8 +25,10 @@
 (* allows, and the leader's check quorum and resignation are left out. A   *)
 (* response counts only as the answer to the request the node has          *)
 (* outstanding: a Vote response while the node is a Candidate of the epoch *)
-(* it asked in, a Fetch response at the position it echoes (these stand    *)
-(* for Kafka's correlation ids). Logs hold each entry's epoch only.        *)
+(* it asked in (a pre-vote answer while a Prospective of that epoch), a     *)
+(* Fetch response at the position it echoes (these stand for Kafka's       *)
+(* correlation ids; a Prospective takes no Fetch response, its transition  *)
+(* having reset its connections). Logs hold each entry's epoch only.       *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -41,11 +45,13 @@ NoNode == -1
 NoOffsets == [v \in Voters |-> -1]
 Majority == Cardinality(Voters) \div 2 + 1
 
-VARIABLES role,      \* Unattached, Candidate, Leader, Follower or Resigned
+VARIABLES role,      \* Unattached, Prospective, Candidate, Leader, Follower or Resigned
           epoch,     \* the node's epoch (quorum-state file)
           leader,    \* the leader it knows in its epoch, itself when Leader or Resigned, else NoNode
           voted,     \* its vote in its epoch (a Candidate votes for itself), else NoNode
-          granted,   \* a Candidate's granted votes
+          granted,   \* a Candidate's granted votes, a Prospective's granted pre-votes (itself included)
+          rejected,  \* a Prospective's rejected pre-votes
+          fetched,   \* a Follower has fetched from its leader (it then refuses pre-votes)
           hw,        \* high watermark, -1 when unknown
           log,       \* the epochs of its log entries (offset i is log[i+1])
           flushed,   \* the flushed end offset: what survives a crash
@@ -55,7 +61,10 @@ VARIABLES role,      \* Unattached, Candidate, Leader, Follower or Resigned
           faults,    \* crashes, losses and duplications so far
           timeouts   \* election timeouts so far
 
-vars == <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, msgs, committed, faults, timeouts>>
+vars == <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, msgs, committed, faults,
+          timeouts>>
+
+ASSUME Cardinality(Voters) >= 2  \* a lone voter wins its pre-vote and vote at once: not modelled
 
 ----------------------------------------------------------------------------
 Max(a, b) == IF a > b THEN a ELSE b
@@ -98,17 +107,19 @@ Send(m) ==
 Reply(m, r) == msgs' = BagAdd(BagRemove(msgs, m), r)
 Consume(m) == msgs' = BagRemove(msgs, m)
 
-(* Move node n to a role that is not Leader. *)
+(* Move node n to a role that is not Leader (no pre-vote rejected, nothing fetched yet). *)
 Become(n, r, e, l, v, g, h) ==
     /\ role' = [role EXCEPT ![n] = r]
     /\ epoch' = [epoch EXCEPT ![n] = e]
     /\ leader' = [leader EXCEPT ![n] = l]
     /\ voted' = [voted EXCEPT ![n] = v]
     /\ granted' = [granted EXCEPT ![n] = g]
+    /\ rejected' = [rejected EXCEPT ![n] = {}]
+    /\ fetched' = [fetched EXCEPT ![n] = FALSE]
     /\ hw' = [hw EXCEPT ![n] = h]
     /\ endOff' = [endOff EXCEPT ![n] = NoOffsets]
 
-Unchanged(n) == UNCHANGED <<role, epoch, leader, voted, granted, hw, endOff>>
+Unchanged(n) == UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, endOff>>
 
 (* §3.8 maybeTransition: a newer epoch moves to its leader (or Unattached); the same epoch only learns an *)
 (* unknown leader. The vote is kept within the epoch.                                                   *)
@@ -127,6 +138,8 @@ Init ==
     /\ leader = [n \in Nodes |-> NoNode]
     /\ voted = [n \in Nodes |-> NoNode]
     /\ granted = [n \in Nodes |-> {}]
+    /\ rejected = [n \in Nodes |-> {}]
+    /\ fetched = [n \in Nodes |-> FALSE]
     /\ hw = [n \in Nodes |-> -1]
     /\ log = [n \in Nodes |-> <<>>]
     /\ flushed = [n \in Nodes |-> 0]
@@ -137,8 +150,16 @@ Init ==
     /\ timeouts = 0
 
 ----------------------------------------------------------------------------
-(* §3.2, §3.5: a voter's election timer makes it a Candidate of the next epoch voting for itself;     *)
-(* observers never campaign. A Resigned leader's timer moves it to Unattached in the next epoch.      *)
+(* §3.5 KafkaRaftClient.prospectiveTransitionAfterElectionLoss: a Prospective that lost its pre-vote goes *)
+(* back to the leader it knew (Follower), else to Unattached, in its epoch and keeping its vote.           *)
+PreVoteLost(n) ==
+    IF leader[n] # NoNode THEN Become(n, "Follower", epoch[n], leader[n], voted[n], {}, hw[n])
+    ELSE Become(n, "Unattached", epoch[n], NoNode, voted[n], {}, hw[n])
+
+(* §3.2, §3.5 QuorumState.transitionToProspective (KIP-996): a voter's election (or fetch) timer makes it    *)
+(* Prospective in its own epoch, keeping its leader and vote, its own pre-vote granted; observers never     *)
+(* campaign. A Prospective's timer ends its pre-vote as lost. A Resigned leader's timer moves it to         *)
+(* Unattached in the next epoch.                                                                          *)
 Timeout(n) ==
     /\ epoch[n] < MaxEpoch
     /\ timeouts < MaxTimeouts
@@ -146,21 +167,33 @@ Timeout(n) ==
     /\ \/ /\ role[n] \in {"Unattached", "Follower", "Candidate"}
           /\ n \in Voters
           /\ Len(log[n]) < MaxLogLen
-          /\ Become(n, "Candidate", epoch[n] + 1, NoNode, n, {n}, hw[n])
+          /\ Become(n, "Prospective", epoch[n], leader[n], voted[n], {n}, hw[n])
+       \/ /\ role[n] = "Prospective"
+          /\ PreVoteLost(n)
        \/ /\ role[n] = "Resigned"
           /\ Become(n, "Unattached", epoch[n] + 1, NoNode, NoNode, {}, -1)
     /\ UNCHANGED <<log, flushed, msgs, committed, faults>>
 
-(* §3.5: a Candidate asks a voter that has not granted yet, with its (last epoch, end offset). *)
+(* §3.5: a Prospective asks for a pre-vote (in its own epoch), a Candidate for a vote, each of the voters that *)
+(* has not answered yet, with its (last epoch, end offset).                                                    *)
 RequestVote(n, v) ==
-    /\ role[n] = "Candidate"
-    /\ v \in Voters \ granted[n]
-    /\ Send([type |-> "VoteReq", src |-> n, dst |-> v, epoch |-> epoch[n],
+    /\ role[n] \in {"Prospective", "Candidate"}
+    /\ v \in Voters \ (granted[n] \cup rejected[n])
+    /\ Send([type |-> "VoteReq", src |-> n, dst |-> v, epoch |-> epoch[n], preVote |-> role[n] = "Prospective",
              lastEpoch |-> LastEpoch(log[n]), lastOffset |-> Len(log[n])])
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
+                   timeouts>>
 
-(* §3.4: an older epoch is refused; a newer one makes the receiver Unattached first. Only an Unattached *)
-(* node grants: its stored vote decides, else a known leader refuses, else the log comparison.        *)
+(* §3.4 EpochState.canGrantVote (KIP-996): a pre-vote is granted on an up-to-date log by every role but a Leader *)
+(* and a Follower that has fetched from its leader; a standard vote only by Unattached or Prospective: its       *)
+(* stored vote decides, else a known leader refuses, else the log comparison.                                  *)
+CanGrantVote(r, preVote, upToDate, v, l, f, src) ==
+    IF preVote THEN r # "Leader" /\ ~(r = "Follower" /\ f) /\ upToDate
+    ELSE r \in {"Unattached", "Prospective"} /\ IF v # NoNode THEN v = src ELSE l = NoNode /\ upToDate
+
+(* §3.4 KafkaRaftClient.handleVoteRequest: an older epoch is refused; a newer one (a pre-vote's too) makes the  *)
+(* receiver Unattached first. A granted standard vote is stored (a Prospective restarts its pre-vote,           *)
+(* QuorumState.prospectiveAddVotedState); a pre-vote changes nothing.                                          *)
 OnVoteRequest(n, m) ==
     /\ m \in DOMAIN msgs /\ m.type = "VoteReq" /\ m.dst = n
     /\ LET newer == m.epoch > epoch[n]
@@ -169,12 +202,14 @@ OnVoteRequest(n, m) ==
            l == IF newer THEN NoNode ELSE leader[n]
            v == IF newer THEN NoNode ELSE voted[n]
            grant == /\ m.epoch >= epoch[n]
-                    /\ r = "Unattached"
-                    /\ IF v # NoNode THEN v = m.src ELSE l = NoNode /\ UpToDate(m.lastEpoch, m.lastOffset, log[n])
-       IN /\ Reply(m, [type |-> "VoteResp", src |-> n, dst |-> m.src, reqEpoch |-> m.epoch, epoch |-> e, leader |-> l,
-                      granted |-> grant])
-          /\ IF newer \/ (grant /\ v = NoNode)
-             THEN Become(n, r, e, l, IF grant THEN m.src ELSE v, {}, IF newer THEN CarriedHw(n) ELSE hw[n])
+                    /\ CanGrantVote(r, m.preVote, UpToDate(m.lastEpoch, m.lastOffset, log[n]), v, l,
+                                     ~newer /\ fetched[n], m.src)
+           stores == grant /\ ~m.preVote /\ v = NoNode
+       IN /\ Reply(m, [type |-> "VoteResp", src |-> n, dst |-> m.src, reqEpoch |-> m.epoch, preVote |-> m.preVote,
+                      epoch |-> e, leader |-> l, granted |-> grant])
+          /\ IF newer \/ stores
+             THEN Become(n, r, e, l, IF stores THEN m.src ELSE v, IF r = "Prospective" THEN {n} ELSE {},
+                         IF newer THEN CarriedHw(n) ELSE hw[n])
              ELSE Unchanged(n)
     /\ UNCHANGED <<log, flushed, committed, faults, timeouts>>
 
@@ -187,24 +222,43 @@ BecomeLeader(n) ==
        /\ leader' = [leader EXCEPT ![n] = n]
        /\ voted' = [voted EXCEPT ![n] = NoNode]
        /\ granted' = [granted EXCEPT ![n] = {}]
+       /\ UNCHANGED <<rejected, fetched>>
        /\ log' = [log EXCEPT ![n] = newLog]
        /\ flushed' = [flushed EXCEPT ![n] = Len(newLog)]
        /\ endOff' = [endOff EXCEPT ![n] = offsets]
        /\ hw' = [hw EXCEPT ![n] = NextHw(-1, offsets, Len(log[n]))]
        /\ UNCHANGED epoch
 
-(* §3.5, §3.8: only the answer to a request of the node's current candidacy counts; a newer epoch or a *)
-(* known leader moves the node; a Candidate counts granted votes and becomes Leader with a majority.     *)
+(* §3.5 KafkaRaftClient.handleVoteResponse for a Prospective: pre-votes may flip (EpochElection); a majority of *)
+(* them makes a Candidate of the next epoch voting for itself (transitionToCandidate), a majority lost ends the  *)
+(* pre-vote (PreVoteLost).                                                                                      *)
+PreVoteCounted(n, src, yes) ==
+    LET g == IF yes THEN granted[n] \cup {src} ELSE granted[n] \ {src}
+        j == IF yes THEN rejected[n] \ {src} ELSE rejected[n] \cup {src}
+    IN IF Cardinality(g) >= Majority
+       THEN Become(n, "Candidate", epoch[n] + 1, NoNode, n, {n}, hw[n])
+       ELSE IF Cardinality(g) + Cardinality(Voters \ (g \cup j)) < Majority
+       THEN PreVoteLost(n)
+       ELSE /\ granted' = [granted EXCEPT ![n] = g]
+            /\ rejected' = [rejected EXCEPT ![n] = j]
+            /\ UNCHANGED <<role, epoch, leader, voted, fetched, hw, endOff>>
+
+(* §3.5, §3.8: only the answer to a request of the node's current pre-vote or candidacy counts; a newer epoch *)
+(* or a leader it did not know moves the node; a Prospective counts pre-votes; a Candidate counts granted    *)
+(* votes and becomes Leader with a majority.                                                                *)
 OnVoteResponse(n, m) ==
     /\ m \in DOMAIN msgs /\ m.type = "VoteResp" /\ m.dst = n
-    /\ IF role[n] # "Candidate" \/ m.reqEpoch # epoch[n] \/ (m.epoch = epoch[n] /\ m.leader = NoNode /\ ~m.granted)
-       THEN UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff>>
-       ELSE IF m.epoch > epoch[n] \/ m.leader # NoNode
+    /\ IF role[n] # (IF m.preVote THEN "Prospective" ELSE "Candidate") \/ m.reqEpoch # epoch[n]
+          \/ (~m.preVote /\ m.epoch = epoch[n] /\ m.leader = NoNode /\ ~m.granted)
+       THEN UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff>>
+       ELSE IF m.epoch > epoch[n] \/ (m.leader # NoNode /\ leader[n] = NoNode)
        THEN MaybeTransition(n, m.epoch, m.leader) /\ UNCHANGED <<log, flushed>>
+       ELSE IF m.preVote
+       THEN PreVoteCounted(n, m.src, m.granted) /\ UNCHANGED <<log, flushed>>
        ELSE IF Cardinality(granted[n] \cup {m.src}) >= Majority
        THEN BecomeLeader(n)
        ELSE /\ granted' = [granted EXCEPT ![n] = granted[n] \cup {m.src}]
-            /\ UNCHANGED <<role, epoch, leader, voted, hw, log, flushed, endOff>>
+            /\ UNCHANGED <<role, epoch, leader, voted, rejected, fetched, hw, log, flushed, endOff>>
     /\ Consume(m)
     /\ UNCHANGED <<committed, faults, timeouts>>
 
@@ -213,7 +267,8 @@ SendBeginQuorumEpoch(n, v) ==
     /\ role[n] = "Leader"
     /\ v \in Voters \ {n}
     /\ Send([type |-> "BeginEpoch", src |-> n, dst |-> v, epoch |-> epoch[n]])
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
+                   timeouts>>
 
 (* §3.9: an older epoch is refused; otherwise the receiver follows the sender (its answer is not modelled). *)
 OnBeginQuorumEpoch(n, m) ==
@@ -236,7 +291,8 @@ SendFetch(n, t) ==
     /\ ~FetchInFlight(n)
     /\ Send([type |-> "FetchReq", src |-> n, dst |-> t, epoch |-> epoch[n],
              offset |-> Len(log[n]), lastEpoch |-> LastEpoch(log[n])])
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
+                   timeouts>>
 
 FetchResponse(n, m, error, h, div, entries) ==
     [type |-> "FetchResp", src |-> n, dst |-> m.src, epoch |-> epoch[n], leader |-> leader[n], error |-> error,
@@ -263,7 +319,7 @@ OnFetchRequest(n, m) ==
                /\ endOff' = [endOff EXCEPT ![n] = offsets]
                /\ hw' = [hw EXCEPT ![n] = newHw]
                /\ Commit(newHw, log[n])
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, log, flushed, faults, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, log, flushed, faults, timeouts>>
 
 (* §3.7 truncateToEndOffset: where a follower cuts its log for a DivergingEpoch (epoch, end offset). *)
 TruncationOffset(l, div) ==
@@ -280,20 +336,21 @@ FollowerFetched(n, m) ==
        /\ flushed' = [flushed EXCEPT ![n] = IF n \in Voters THEN Len(newLog) ELSE Min(flushed[n], Len(newLog))]
        /\ hw' = [hw EXCEPT ![n] = IF m.diverging[1] < 0 /\ m.hw >= 0 THEN Min(Len(newLog), m.hw) ELSE hw[n]]
 
-(* §3.7, §3.8: only the answer to the node's current position counts; an older or unknown epoch is    *)
-(* ignored, a newer epoch or a fencing error moves the node; a valid answer is applied by the follower *)
-(* (after learning the leader if it knew none).                                                       *)
+(* §3.7, §3.8: only the answer to the node's current position counts, never at a Prospective; an older or *)
+(* unknown epoch is ignored, a newer epoch or a fencing error moves the node; a valid answer is applied by   *)
+(* the follower (after learning the leader if it knew none), which has then fetched.                        *)
 OnFetchResponse(n, m) ==
     /\ m \in DOMAIN msgs /\ m.type = "FetchResp" /\ m.dst = n
     /\ IF m.offset # Len(log[n]) \/ m.lastEpoch # LastEpoch(log[n]) \/ m.epoch < epoch[n]
-          \/ m.error = "UNKNOWN_LEADER_EPOCH"
-       THEN UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff>>
+          \/ m.error = "UNKNOWN_LEADER_EPOCH" \/ role[n] = "Prospective"
+       THEN UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff>>
        ELSE IF m.epoch > epoch[n] \/ m.error \in {"FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER"}
        THEN MaybeTransition(n, m.epoch, m.leader) /\ UNCHANGED <<log, flushed>>
        ELSE /\ role' = [role EXCEPT ![n] = "Follower"]
             /\ leader' = [leader EXCEPT ![n] = IF leader[n] = NoNode THEN m.leader ELSE leader[n]]
+            /\ fetched' = [fetched EXCEPT ![n] = TRUE]
             /\ FollowerFetched(n, m)
-            /\ UNCHANGED <<epoch, voted, granted, endOff>>
+            /\ UNCHANGED <<epoch, voted, granted, rejected, endOff>>
     /\ Consume(m)
     /\ UNCHANGED <<committed, faults, timeouts>>
 
@@ -309,10 +366,11 @@ ClientAppend(n) ==
           /\ endOff' = [endOff EXCEPT ![n] = offsets]
           /\ hw' = [hw EXCEPT ![n] = newHw]
           /\ Commit(newHw, newLog)
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, msgs, faults, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, msgs, faults, timeouts>>
 
 (* §3.2 QuorumState.initialize after a crash: unflushed entries and soft state are lost; a leader restarts *)
-(* Resigned, a node that voted for itself Candidate, a node with a known leader Follower.               *)
+(* Resigned, a node that voted for itself Candidate, a node with a known leader Follower. A Prospective's  *)
+(* leader and vote are those of its quorum-state file (transitionToProspective is not durable).          *)
 Crash(n) ==
     /\ faults < MaxFaults
     /\ faults' = faults + 1
@@ -329,14 +387,14 @@ LoseMessage(m) ==
     /\ faults < MaxFaults
     /\ faults' = faults + 1
     /\ Consume(m)
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, timeouts>>
 
 DuplicateMessage(m) ==
     /\ m \in DOMAIN msgs
     /\ faults < MaxFaults
     /\ faults' = faults + 1
     /\ msgs' = BagAdd(msgs, m)
-    /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, timeouts>>
+    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, timeouts>>
 
 (* Message actions name the receiving node; the message is chosen inside (TLC labels each edge with the *)
 (* action's name only when its parameters range over constant sets).                                  *)
@@ -361,7 +419,7 @@ Spec == Init /\ [][Next]_vars
 ----------------------------------------------------------------------------
 TypeOK ==
     /\ \A n \in Nodes :
-        /\ role[n] \in {"Unattached", "Candidate", "Leader", "Follower", "Resigned"}
+        /\ role[n] \in {"Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned"}
         /\ epoch[n] \in 0..MaxEpoch
         /\ Len(log[n]) <= MaxLogLen /\ flushed[n] \in 0..Len(log[n])
         /\ hw[n] \in -1..Len(log[n])

@@ -12,25 +12,23 @@
 (* bag is empty between steps.  A step (kind) is explained in phases:      *)
 (*   deliver  the environment puts the input message m in the bag (msg);   *)
 (*   act      N's handler of m (OnVoteRequest, OnVoteResponse,             *)
-(*            OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse), or     *)
-(*            ClientAppend (append), Crash (restart), nothing (tick,       *)
-(*            clock, prevote, noappend: a refused append, prevotereq:      *)
-(*            another node's pre-vote request, whose answer is not judged);*)
+(*            OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse;         *)
+(*            pre-votes and their answers included), or ClientAppend       *)
+(*            (append), Crash (restart), nothing (tick, clock, noappend:   *)
+(*            a refused append);                                           *)
 (*   take     the bag holds exactly the reply the trace states (its stated *)
 (*            fields), and the environment takes it;                       *)
-(*   timer    N's timer may fire: a voter enters its pre-vote (pre), whose *)
-(*            majority (prevote) is the spec's Timeout (the spec takes the *)
-(*            pre-vote of KIP-996 as won), or a Resigned node's Timeout;   *)
+(*   timer    N's timer may fire: the spec's Timeout (a voter becomes      *)
+(*            Prospective, a Prospective loses its pre-vote, a Resigned    *)
+(*            node moves to the next epoch);                               *)
 (*   send     each request the trace states N sent, in order, is the       *)
-(*            message the spec's RequestVote, SendBeginQuorumEpoch or      *)
-(*            SendFetch of N puts in the (empty) bag; then N's variables   *)
-(*            match the stated post-state (outputs stated in another shape *)
-(*            than the reference's, not readable, match nothing).          *)
-(* While N is in its pre-vote the spec's N is still in its previous role  *)
-(* (its handlers answer for N; its epoch and log are compared, its role    *)
-(* once N leaves the pre-vote).                                            *)
-(* What the spec does not model (a lost pre-vote, check quorum, bounds    *)
-(* reached, ...) sets `outside` instead.                                   *)
+(*            message the spec's RequestVote (a pre-vote's too),           *)
+(*            SendBeginQuorumEpoch or SendFetch of N puts in the (empty)   *)
+(*            bag; then N's variables match the stated post-state (outputs *)
+(*            stated in another shape than the reference's, not readable,  *)
+(*            match nothing).                                              *)
+(* What the spec does not model (check quorum, bounds reached, ...) sets   *)
+(* `outside` instead.                                                      *)
 (***************************************************************************)
 EXTENDS KRaftQuorum, TLC
 
@@ -40,13 +38,12 @@ VARIABLES t,        \* the trace being validated: an index of TraceSet
           i,        \* how many of its steps the spec has explained
           outside,  \* "" or why the next step is outside the spec's bounds
           ph,       \* the phase of step i + 1: "deliver", "act", "take", "timer", "send" or "sent"
-          k,        \* how many of the step's requests the spec has sent
-          pre       \* N is in its pre-vote (Prospective), which the spec takes as won
+          k         \* how many of the step's requests the spec has sent
 
 Steps == TraceSet[t].steps
 S == Steps[i + 1]
 N == TraceSet[t].init.node
-traceVars == <<t, i, outside, ph, k, pre>>
+traceVars == <<t, i, outside, ph, k>>
 
 (* A marker line per explained prefix, read back by kraftspec.spec.trace_validation. *)
 Report(n, why) == PrintT(<<"kraftspec-trace", t, n, why>>)
@@ -60,6 +57,8 @@ TraceInit ==
           /\ leader = Own(x.leader, NoNode)
           /\ voted = Own(x.voted, NoNode)
           /\ granted = Own(x.granted, {})
+          /\ rejected = Own(x.rejected, {})
+          /\ fetched = Own(x.fetched, FALSE)
           /\ hw = Own(x.hw, -1)
           /\ log = Own(x.log, <<>>)
           /\ flushed = Own(x.flushed, 0)
@@ -72,7 +71,6 @@ TraceInit ==
     /\ outside = ""
     /\ ph = "deliver"
     /\ k = 0
-    /\ pre = FALSE
     /\ Report(0, "")
 
 OneMessage(m) == [x \in {m} |-> 1]
@@ -81,28 +79,23 @@ Matches(x, r) == DOMAIN r \subseteq DOMAIN x /\ \A f \in DOMAIN r : x[f] = r[f]
 (* The bag b holds one message, which matches r. *)
 HoldsOne(b, r) == \E x \in DOMAIN b : b = OneMessage(x) /\ Matches(x, r)
 
-(* The spec's Timeout of N is disabled by its bounds only. *)
-TimeoutBounded ==
+(* The spec's Timeout of N is disabled by its bounds only (the log's length bounds only a voter's campaign). *)
+TimeoutBounded(campaign) ==
     \/ epoch[N] >= MaxEpoch
     \/ timeouts >= MaxTimeouts
-    \/ role[N] # "Resigned" /\ Len(log[N]) >= MaxLogLen
+    \/ campaign /\ Len(log[N]) >= MaxLogLen
 
-(* A response no outstanding request awaits (kraftspec.spec.trace_validation_raft): both drop it, so a change of *)
-(* role in its step comes from the node's poll.                                                                 *)
-Unanswered(m) == \/ m.type = "VoteResp" /\ m.reqEpoch = -1
-                 \/ m.type = "FetchResp" /\ m.offset = -1
-
-(* Why the spec cannot judge step s from the current state ("" when it can). *)
+(* Why the spec cannot judge step s from the current state ("" when it can). A Prospective's timer ends it in *)
+(* its epoch, back to its known leader or Unattached; its handlers do so only on losing the pre-vote or       *)
+(* learning of a leader it did not know.                                                                    *)
 OutsideReason(s) ==
-    CASE pre /\ (s.kind \in {"prevote", "tick", "prevotereq"} \/ (s.kind = "msg" /\ Unanswered(s.m)))
-             /\ s.role \in {"Unattached", "Follower"} ->
-            "the node loses its pre-vote (the spec takes the pre-vote as won)"
-      [] ~pre /\ s.kind = "prevote" -> "a pre-vote response reaches a node that is not in its pre-vote"
-      [] s.kind = "prevotereq" /\ s.m.epoch > epoch[N] ->
-            "a pre-vote request of a newer epoch (it moves the node; the spec takes pre-votes as won)"
-      [] s.kind = "prevote" /\ s.role = "Candidate" /\ TimeoutBounded ->
-            "the node's election is beyond MaxEpoch, MaxTimeouts or MaxLogLen"
-      [] s.kind = "tick" /\ role[N] = "Resigned" /\ s.role = "Unattached" /\ TimeoutBounded ->
+    CASE role[N] \in {"Unattached", "Follower", "Candidate"} /\ s.role = "Prospective" /\ TimeoutBounded(TRUE) ->
+            "the node's pre-vote is beyond MaxEpoch, MaxTimeouts or MaxLogLen"
+      [] role[N] = "Prospective" /\ TimeoutBounded(FALSE) /\ ("epoch" \in s.stated => s.post.epoch = epoch[N])
+         /\ \/ s.role = "Follower" /\ leader[N] # NoNode
+            \/ s.role = "Unattached" /\ ~(s.kind = "msg" /\ s.m.type = "VoteResp" /\ s.m.preVote) ->
+            "the node's pre-vote times out beyond MaxEpoch or MaxTimeouts"
+      [] s.kind = "tick" /\ role[N] = "Resigned" /\ s.role = "Unattached" /\ TimeoutBounded(FALSE) ->
             "the resigned node's next epoch is beyond MaxEpoch or MaxTimeouts"
       [] s.kind = "append" /\ role[N] = "Leader" /\ Len(log[N]) >= MaxLogLen -> "the log has reached MaxLogLen"
       [] s.kind = "restart" /\ faults >= MaxFaults -> "the crashes have reached MaxFaults"
@@ -124,24 +117,10 @@ Act(s) ==
       [] s.kind = "restart" -> Crash(N)
       [] OTHER -> UNCHANGED vars
 
-(* N's timer: nothing, the start of its pre-vote, the won pre-vote (Timeout) or a Resigned node's Timeout; *)
-(* or N leaves its pre-vote for a newer epoch or leader, or a restart, handled by the spec's N (whose      *)
-(* timer never fired).                                                                                 *)
+(* N's timer, polled after every input but a restart or a clock change: nothing, or the spec's Timeout. *)
 Timer(s) ==
-    \/ UNCHANGED <<vars, pre>>
-    \/ /\ ~pre /\ s.kind \in {"tick", "msg", "prevotereq"}
-       /\ N \in Voters /\ role[N] \in {"Unattached", "Follower", "Candidate"}
-       /\ pre' = TRUE
-       /\ UNCHANGED vars
-    \/ /\ pre /\ s.kind = "prevote" /\ s.m.granted
-       /\ Timeout(N)
-       /\ pre' = FALSE
-    \/ /\ ~pre /\ s.kind = "tick" /\ role[N] = "Resigned"
-       /\ Timeout(N)
-       /\ UNCHANGED pre
-    \/ /\ pre /\ s.kind \in {"msg", "restart"}
-       /\ pre' = FALSE
-       /\ UNCHANGED vars
+    \/ UNCHANGED vars
+    \/ s.kind \in {"tick", "msg", "append", "noappend"} /\ Timeout(N)
 
 SendAction(r) ==
     CASE r.type = "VoteReq" -> RequestVote(N, r.dst)
@@ -150,7 +129,7 @@ SendAction(r) ==
 
 EpochCache(l) == {<<l[p], p - 1>> : p \in {q \in DOMAIN l : q = 1 \/ l[q - 1] # l[q]}}
 
-(* N's variables against the stated post-state; during the pre-vote only what Prospective keeps. *)
+(* N's variables against the stated post-state. *)
 PostOK(s) ==
     LET st == s.stated
         p == s.post
@@ -161,13 +140,10 @@ PostOK(s) ==
        /\ "lfe" \in st => LastEpoch(log[N]) = p.lfe
        /\ "cache" \in st => EpochCache(log[N]) = p.cache
        /\ "qepoch" \in st => epoch[N] = p.qepoch
-       /\ IF pre
-          THEN s.role \in {"Prospective", "?"}
-          ELSE /\ s.role # "Prospective"
-               /\ "role" \in st => role[N] = p.role
-               /\ "leader" \in st => leader[N] = p.leader
-               /\ "voted" \in st => voted[N] = p.voted
-               /\ "hw" \in st => hw[N] = p.hw
+       /\ "role" \in st => role[N] = p.role
+       /\ "leader" \in st => leader[N] = p.leader
+       /\ "voted" \in st => voted[N] = p.voted
+       /\ "hw" \in st => hw[N] = p.hw
 
 TraceNext ==
     /\ outside = ""
@@ -175,22 +151,22 @@ TraceNext ==
     /\ CASE ph = "deliver" ->
               IF OutsideReason(S) # ""
               THEN /\ outside' = OutsideReason(S)
-                   /\ UNCHANGED <<vars, t, i, ph, k, pre>>
+                   /\ UNCHANGED <<vars, t, i, ph, k>>
                    /\ Report(i, outside')
               ELSE /\ msgs' = IF S.kind = "msg" THEN OneMessage(S.m) ELSE msgs
                    /\ ph' = "act"
-                   /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults,
-                                  timeouts, t, i, outside, k, pre>>
+                   /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
+                                  committed, faults, timeouts, t, i, outside, k>>
          [] ph = "act" ->
               /\ Act(S)
               /\ ph' = "take"
-              /\ UNCHANGED <<t, i, outside, k, pre>>
+              /\ UNCHANGED <<t, i, outside, k>>
          [] ph = "take" ->
               /\ IF S.reply = <<>> THEN msgs = <<>> ELSE HoldsOne(msgs, S.reply[1])
               /\ msgs' = <<>>
               /\ ph' = "timer"
-              /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults,
-                             timeouts, t, i, outside, k, pre>>
+              /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
+                             committed, faults, timeouts, t, i, outside, k>>
          [] ph = "timer" ->
               /\ Timer(S)
               /\ ph' = "send"
@@ -199,21 +175,20 @@ TraceNext ==
               /\ SendAction(S.reqs[k + 1])
               /\ HoldsOne(msgs', S.reqs[k + 1])
               /\ ph' = "sent"
-              /\ UNCHANGED <<t, i, outside, k, pre>>
+              /\ UNCHANGED <<t, i, outside, k>>
          [] ph = "sent" ->
               /\ msgs' = <<>>
               /\ k' = k + 1
               /\ ph' = "send"
-              /\ UNCHANGED <<role, epoch, leader, voted, granted, hw, log, flushed, endOff, committed, faults,
-                             timeouts, t, i, outside, pre>>
+              /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
+                             committed, faults, timeouts, t, i, outside>>
          [] ph = "send" /\ k = Len(S.reqs) ->
               /\ S.readable
-              /\ S.prevotes => pre
               /\ PostOK(S)
               /\ i' = i + 1
               /\ ph' = "deliver"
               /\ k' = 0
-              /\ UNCHANGED <<vars, t, outside, pre>>
+              /\ UNCHANGED <<vars, t, outside>>
               /\ Report(i', "")
 
 TraceSpec == TraceInit /\ [][TraceNext]_<<vars, traceVars>>

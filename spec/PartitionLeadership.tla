@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* One partition, replicas <<1, 2, 3>> in preference order, metadata.version*)
 (* 4.3-IV0, ELR disabled, min.insync.replicas 1 (kraftspec facts           *)
-(* kraft-semantics §2.3-§2.6, §2.9, §2.10, §2.12).                         *)
+(* rules §2.3-§2.6, §2.9, §2.10, §2.12).                                   *)
 (*                                                                         *)
 (* The controller fences, unfences and re-registers restarted brokers and  *)
 (* re-elects (unclean election when the constant Unclean is TRUE). Brokers *)

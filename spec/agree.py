@@ -19,8 +19,11 @@ from typing import Any, Callable, Generic, Hashable, Iterable, Mapping, Optional
 
 import networkx as nx
 
+from kraftspec import accelerate
 from kraftspec.spec.state_graph import StateKey, state_key
 from kraftspec.spec.tla_values import TlaValue
+
+accelerate.install()  # the exploration runs the reference with faster constructors (checked equal)
 
 S = TypeVar("S", bound=Hashable)
 Edge = tuple[StateKey, str, StateKey]

@@ -1,11 +1,11 @@
 """The KRaft quorum explored under ``KRaftQuorum.cfg``'s bounds, in the spec's vocabulary.
 
 Each node is a ``raft.RaftNode`` and every spec action calls the reference: ``Timeout`` ~ ``raft._to_prospective``
-then ``raft._to_candidate`` (a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
+(a Prospective: ``raft._prospective_lost``; a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
 ``HandleVoteResponse`` / ``HandleBeginQuorumEpoch`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
 handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._on_append``, ``Crash`` ~ ``raft.restart``;
-``RequestVote`` builds its request with ``raft._vote_request``, ``SendFetch`` takes the Fetch requests of the
-node's poll (``raft._poll``: ``raft._fetch_any_bootstrap`` / ``raft._fetch_best_node``).
+``RequestVote`` builds its request with ``raft._vote_request`` (a pre-vote from a Prospective), ``SendFetch`` takes
+the Fetch requests of the node's poll (``raft._poll``: ``raft._fetch_any_bootstrap`` / ``raft._fetch_best_node``).
 
 What the spec abstracts, and how this projection follows it:
 
@@ -16,12 +16,13 @@ What the spec abstracts, and how this projection follows it:
   modelled, so they may fire at any time); whether a Fetch is still in flight is the spec's ``FetchInFlight``.
 * Correlation ids: a response taken from the bag is handed to the handler as the answer to the request the node
   has outstanding (its in-flight entry is set just before, and is empty again after). The spec takes a Vote
-  response only while the node is a Candidate of the epoch the request was sent in, and a Fetch response only
-  at the position (offset, last fetched epoch) it answers; other responses are discarded, as Kafka drops them.
+  response only while the node is a Candidate (a pre-vote's: a Prospective) of the epoch the request was sent in,
+  and a Fetch response only at the position (offset, last fetched epoch) it answers and never at a Prospective
+  (``transitionToProspective`` resets every connection); other responses are discarded, as Kafka drops them.
 * Messages in the bag hold the spec's fields only; log entries travel as their epochs (their records are not
   carried, as the spec's logs hold epochs only); BeginQuorumEpoch responses are not modelled.
-* Hidden reference state (timers, replica fetch times, acknowledgements, rejected votes, record values) is
-  not projected: it does not decide any modelled step.
+* Hidden reference state (timers, replica fetch times, acknowledgements, a Candidate's rejected votes, record
+  values) is not projected: it does not decide any modelled step.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from kraftspec.reference.raft_state import (
     Follower,
     IllegalTransition,
     Leader,
+    Prospective,
     QuorumConfig,
     leader_of,
     voted_key_of,
@@ -151,17 +153,28 @@ def _with(state: ExploredState, index: int, node: raft.RaftNode, **changes: Any)
 
 
 def _timeout(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
-    """The election timer: a Resigned node moves to the next epoch; others campaign if the reference lets them."""
+    """The election timer: a Resigned node moves to the next epoch, a Prospective has lost its pre-vote; others
+    start a pre-vote if the reference lets them (``raft._poll``)."""
     out: list[Any] = []
     if node.state.role == "Resigned":
         return raft._to_unattached(node, node.state.epoch + 1, NOW, JITTER, out)
+    if isinstance(node.state, Prospective):
+        return raft._prospective_lost(node, NOW, JITTER, out)
     if node.log.end_offset >= max_log_len:
         return None
     try:
-        prospective = raft._to_prospective(node, NOW, JITTER, out)
+        return raft._to_prospective(node, NOW, JITTER, out)
     except IllegalTransition:
         return None
-    return raft._to_candidate(prospective, NOW, JITTER, out)
+
+
+def _asks_vote(node: raft.RaftNode, voter: int) -> bool:
+    """The spec's ``RequestVote``: a Prospective asks a voter that has neither granted nor rejected its pre-vote, a
+    Candidate one that has not granted (the spec keeps no Candidate's rejections)."""
+    state = node.state
+    if isinstance(state, Prospective):
+        return voter not in state.granted | state.rejected
+    return isinstance(state, Candidate) and voter not in state.granted
 
 
 def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Iterator[Step[ExploredState]]:
@@ -183,10 +196,11 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
     fetches = _poll_fetches(node) if not _fetch_in_flight(state.msgs, n) else {}
     for v in sorted(node.voters):
         sends = []
-        if role == "Candidate" and v not in node.state.granted:
-            req = raft._vote_request(node, False)
+        if _asks_vote(node, v):
+            req = raft._vote_request(node, role == "Prospective")
             sends.append(("RequestVote", record(type="VoteReq", src=n, dst=v, epoch=req.replica_epoch,
-                                                lastEpoch=req.last_offset_epoch, lastOffset=req.last_offset)))
+                                                preVote=req.pre_vote, lastEpoch=req.last_offset_epoch,
+                                                lastOffset=req.last_offset)))
         if role == "Leader" and v != n:
             sends.append(("SendBeginQuorumEpoch", record(type="BeginEpoch", src=n, dst=v, epoch=node.state.epoch)))
         if v in fetches:
@@ -204,13 +218,14 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
     kind, src = m["type"], m["src"]
     if kind == "VoteReq":
         after, out = _call(raft._on_vote_request, node,
-                           VoteRequest(src, m["epoch"], m["lastEpoch"], m["lastOffset"], False))
+                           VoteRequest(src, m["epoch"], m["lastEpoch"], m["lastOffset"], m["preVote"]))
         resp = out[0].message
-        reply = record(type="VoteResp", src=node.local_id, dst=src, reqEpoch=m["epoch"], epoch=resp.leader_epoch,
-                       leader=resp.leader_id, granted=resp.vote_granted)
+        reply = record(type="VoteResp", src=node.local_id, dst=src, reqEpoch=m["epoch"], preVote=m["preVote"],
+                       epoch=resp.leader_epoch, leader=resp.leader_id, granted=resp.vote_granted)
         return _with(state, index, after, msgs=_add(msgs, reply))
     if kind == "VoteResp":
-        if not (isinstance(node.state, Candidate) and node.state.epoch == m["reqEpoch"]):
+        asked_as = Prospective if m["preVote"] else Candidate
+        if not (isinstance(node.state, asked_as) and node.state.epoch == m["reqEpoch"]):
             return _with(state, index, node, msgs=msgs)
         after, _ = _call(raft._on_vote_response, _answering(node, src),
                          VoteResponse(src, Errors.NONE, Errors.NONE, m["epoch"], m["leader"], m["granted"], (),
@@ -229,7 +244,8 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
                        entries=_epochs(resp.records), offset=m["offset"], lastEpoch=m["lastEpoch"])
         committed = _committed(state, after) if isinstance(after.state, Leader) else state.committed
         return _with(state, index, after, msgs=_add(msgs, reply), committed=committed)
-    if (m["offset"], m["lastEpoch"]) != (node.log.end_offset, node.log.last_fetched_epoch):
+    if ((m["offset"], m["lastEpoch"]) != (node.log.end_offset, node.log.last_fetched_epoch)
+            or isinstance(node.state, Prospective)):
         return _with(state, index, node, msgs=msgs)
     response = FetchResponse(src, Errors.NONE, Errors[m["error"]], m["epoch"], m["leader"], (), m["hw"], 0,
                              m["diverging"], tuple(LogEntry(e) for e in m["entries"]), CORRELATION_ID)
@@ -280,8 +296,11 @@ def project(state: ExploredState) -> dict[str, TlaValue]:
         "epoch": per_node(lambda node: node.state.epoch),
         "leader": per_node(lambda node: leader_of(node.state)),
         "voted": per_node(vote),
-        "granted": per_node(lambda node: frozenset(node.state.granted) if isinstance(node.state, Candidate)
-                            else frozenset()),
+        "granted": per_node(lambda node: frozenset(node.state.granted)
+                            if isinstance(node.state, (Prospective, Candidate)) else frozenset()),
+        "rejected": per_node(lambda node: frozenset(node.state.rejected) if isinstance(node.state, Prospective)
+                             else frozenset()),
+        "fetched": per_node(lambda node: isinstance(node.state, Follower) and node.state.has_fetched),
         "hw": per_node(lambda node: getattr(node.state, "high_watermark", -1)),
         "log": per_node(lambda node: _epochs(node.log.entries)),
         "flushed": per_node(lambda node: node.log.flushed_end_offset),

@@ -2,7 +2,7 @@
 
 Each step names one of the spec's actions (Register, Heartbeat, FenceStaleBroker, Unregister,
 Failover, Tick) with its arguments, whether the request succeeded, the state a heartbeat granted,
-the number of records written and the stated post-state variables (kraft-semantics §1). A broker id
+the number of records written and the stated post-state variables (rules §1). A broker id
 outside ``Brokers``, an incarnation outside ``Incarnations``, a registration that differs from the
 spec's brokers' in a field the spec does not model, unauthorized requests and the actions the spec
 does not model are outside its bounds.

@@ -66,7 +66,7 @@ def within(value: int, low: int, high: int, what: str) -> int:
 
 
 def error_name(value: Any) -> Optional[str]:
-    """An error stated by name (``"NONE"``) or by its numeric code, as its name; None if neither (Appendix A)."""
+    """An error stated by name (``"NONE"``) or by its numeric code, as its name; None if neither (Kafka's Errors.java)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):

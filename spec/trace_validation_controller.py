@@ -1,7 +1,7 @@
 """Controller traces in the vocabulary of ``ControllerRegistrationTrace.tla`` (``kraftspec check --with-tlc``).
 
 The correspondences of ``spec/agree_controller.py`` and ``traces/controller_tla.py``, read backwards
-(kraft-semantics §4.1): ``start``, ``maybe_send``, ``on_metadata_update``, ``on_response`` and
+(rules §4.1): ``start``, ``maybe_send``, ``on_metadata_update``, ``on_response`` and
 ``on_deadline`` are the spec's Start, MaybeSend, OnMetadataUpdate, OnResponse and OnDeadline;
 ``register_controller`` on the active controller is RegisterController, refused (inactive:
 NOT_CONTROLLER, unauthorized: CLUSTER_AUTHORIZATION_FAILED) RegisterControllerFails; ``restart`` is

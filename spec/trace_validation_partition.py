@@ -2,7 +2,7 @@
 
 The correspondences of ``spec/agree_partition.py`` and ``traces/partition_tla.py``, read backwards:
 ``handle_broker_fenced`` / ``handle_broker_unfenced`` / ``handle_broker_shutdown`` are the spec's
-Fence / Unfence / Restart (kraft-semantics §2.9); ``become_leader``, ``update_leader_metadata``,
+Fence / Unfence / Restart (rules §2.9); ``become_leader``, ``update_leader_metadata``,
 ``update_broker_metadata`` and ``stop_leading`` are Learn (§2.12); ``append``, ``follower_fetch`` and
 ``maybe_shrink_isr`` are AppendRecords, FollowerFetch and MaybeShrinkIsr; ``alter_partition`` is
 AlterPartition (§2.10), whose answer the spec delivers at once, so the ``handle_alter_partition_result``

@@ -6,12 +6,10 @@ input message is the spec's message in the bag (log entries as their epochs; a r
 position or epoch of the request it answers, the request the node has outstanding to its source, as
 Kafka's correlation ids decide, so an unanswerable response is one the spec discards); each message the
 node sent is the handler's reply or the message of a send action; ``append`` of one record is
-ClientAppend, ``restart`` is Crash, ``tick`` only polls. The pre-vote (KIP-996) is taken as won: the
-node's entry into Prospective, its pre-vote requests and the pre-vote responses short of a majority
-change nothing in the spec, the majority is its Timeout; another node's pre-vote request of at most the
-node's epoch changes nothing either (its answer is not a message of the spec, so not judged). Time is
-abstract (``now``, ``jitter`` and ``clock`` are not judged); a QuorumEpochResponse answering
-BeginQuorumEpoch is not modelled, so not judged. Outside: pre-vote requests of a newer epoch,
+ClientAppend, ``restart`` is Crash, ``tick`` only polls; the node's timer firing is the spec's Timeout (into
+Prospective, KIP-996's pre-vote, whose requests and answers are the spec's vote messages with ``preVote``). Time
+is abstract (``now``, ``jitter`` and ``clock`` are not judged); a QuorumEpochResponse answering
+BeginQuorumEpoch is not modelled, so not judged. Outside:
 EndQuorumEpoch, DescribeQuorum, ``resign``, parked fetches, appends of other than one record, ids other
 than the spec's nodes, epochs or offsets beyond ``KRaftQuorum.deep.cfg``'s bounds (the deeper ones TLC
 checks), fields the spec's nodes never set.
@@ -94,8 +92,6 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue], bounds: _Bounds) -
     bounds.node(node.local_id, "the node")
     if node.voters != frozenset(constants["Voters"]):  # type: ignore[arg-type]
         raise Outside(f"voters {sorted(node.voters)} are not the spec's Voters {to_tla(constants['Voters'])}")
-    if node.state.role == "Prospective":
-        raise Outside("the node starts in its pre-vote (the spec takes the pre-vote as won)")
     if node.config.fetch_max_records < bounds.max_len:
         raise Outside(f"fetch_max_records {node.config.fetch_max_records} is below MaxLogLen (the spec's leaders "
                       f"send their whole log)")
@@ -105,7 +101,8 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue], bounds: _Bounds) -
         bounds.epoch(entry.epoch, "a log entry's epoch")
     values = agree_raft.project(agree_raft.ExploredState((node,), FrozenMap()))
     own = {name: _of_node(values[name], node.local_id)
-           for name in ("role", "epoch", "leader", "voted", "granted", "hw", "log", "flushed", "endOff")}
+           for name in ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed",
+                        "endOff")}
     return to_tla(record(node=node.local_id, **own))
 
 
@@ -166,16 +163,15 @@ def _canonical(message: Any, view: _View, what: str, **allowed: Any) -> None:
             raise Outside(f"the {what}'s {name} {getattr(message, name)!r} is not one the spec's nodes send")
 
 
-def _input(step: Step, view: _View) -> tuple[str, TlaValue]:
-    """(kind, the spec message delivered) of a message input: ``msg``, ``prevote`` (an answer to the node's pre-vote)
-    or ``prevotereq`` (another node's pre-vote request)."""
+def _input(step: Step, view: _View) -> TlaValue:
+    """The spec message delivered by a message input."""
     message, b, n = step.input["message"], view.bounds, view.n
     if isinstance(message, VoteRequest):
         _canonical(message, view, "vote request", voter_id=(None, n), voter_directory_id=(None,))
         if message.last_offset_epoch > message.replica_epoch:
             raise Outside("the vote request's last offset epoch is beyond its epoch (the spec's candidates never)")
-        return "prevotereq" if message.pre_vote else "msg", record(
-            type="VoteReq", src=b.node(message.replica_id, "the candidate"), dst=n,
+        return record(
+            type="VoteReq", src=b.node(message.replica_id, "the candidate"), dst=n, preVote=message.pre_vote,
             epoch=b.epoch(message.replica_epoch, "the vote request's epoch"),
             lastEpoch=b.epoch(message.last_offset_epoch, "the vote request's last epoch"),
             lastOffset=b.offset(message.last_offset, "the vote request's last offset"))
@@ -183,13 +179,13 @@ def _input(step: Step, view: _View) -> tuple[str, TlaValue]:
         _canonical(message, view, "fetch request")
         if message.last_fetched_epoch > message.current_leader_epoch or message.max_wait_ms < 0:
             raise Outside("the fetch request is invalid (the spec's nodes never send it)")
-        return "msg", record(type="FetchReq", src=b.node(message.replica_id, "the fetching replica"), dst=n,
+        return record(type="FetchReq", src=b.node(message.replica_id, "the fetching replica"), dst=n,
                              epoch=b.epoch(message.current_leader_epoch, "the fetch request's epoch"),
                              offset=b.offset(message.fetch_offset, "the fetch offset"),
                              lastEpoch=b.epoch(message.last_fetched_epoch, "the last fetched epoch"))
     if isinstance(message, BeginQuorumEpochRequest):
         _canonical(message, view, "BeginQuorumEpoch request", voter_id=(None, n), voter_directory_id=(None,))
-        return "msg", record(type="BeginEpoch", src=b.node(message.leader_id, "the leader"), dst=n,
+        return record(type="BeginEpoch", src=b.node(message.leader_id, "the leader"), dst=n,
                              epoch=b.epoch(message.leader_epoch, "the BeginQuorumEpoch epoch"))
     source = b.node(message.source, "the responder")
     if message.error.name != "NONE":
@@ -200,11 +196,9 @@ def _input(step: Step, view: _View) -> tuple[str, TlaValue]:
         if message.partition_error.name not in ("NONE", "FENCED_LEADER_EPOCH"):
             raise Outside(f"a vote response with {message.partition_error.name} (the spec's voters never answer so)")
         request = view.answered(source, message.correlation_id, "VoteRequest")
-        fields = dict(type="VoteResp", src=source, dst=n, epoch=epoch, leader=leader, granted=message.vote_granted)
-        if request is not None and request.get("pre_vote"):
-            return "prevote", record(reqEpoch=request["replica_epoch"], **fields)
-        return "msg", record(reqEpoch=_UNANSWERED if request is None else request["replica_epoch"],
-                             **fields)
+        return record(type="VoteResp", src=source, dst=n, epoch=epoch, leader=leader, granted=message.vote_granted,
+                      preVote=request is not None and request.get("pre_vote") is True,
+                      reqEpoch=_UNANSWERED if request is None else request["replica_epoch"])
     if message.partition_error.name not in _FETCH_ERRORS:
         raise Outside(f"a fetch response with {message.partition_error.name} (the spec's leaders never answer so)")
     request = view.answered(source, message.correlation_id, "FetchRequest")
@@ -212,7 +206,7 @@ def _input(step: Step, view: _View) -> tuple[str, TlaValue]:
     if diverging[0] >= 0:
         b.epoch(diverging[0], "the diverging epoch")
         b.offset(diverging[1], "the diverging end offset")
-    return "msg", record(
+    return record(
         type="FetchResp", src=source, dst=n, epoch=epoch, leader=leader, error=message.partition_error.name,
         hw=b.offset(message.high_watermark, "the fetch response's high watermark", -1),
         diverging=tuple(diverging), entries=_epochs(message.records, b),
@@ -224,7 +218,7 @@ _REPLY_FIELDS = {"VoteResponse": {"leader_epoch": "epoch", "leader_id": "leader"
                  "FetchResponse": {"leader_epoch": "epoch", "leader_id": "leader", "partition_error": "error",
                                    "high_watermark": "hw", "diverging_epoch": "diverging", "records": "entries"}}
 _REQUEST_FIELDS = {"VoteRequest": ("VoteReq", {"replica_epoch": "epoch", "last_offset_epoch": "lastEpoch",
-                                               "last_offset": "lastOffset"}),
+                                               "last_offset": "lastOffset", "pre_vote": "preVote"}),
                    "FetchRequest": ("FetchReq", {"current_leader_epoch": "epoch", "fetch_offset": "offset",
                                                  "last_fetched_epoch": "lastEpoch"}),
                    "BeginQuorumEpochRequest": ("BeginEpoch", {"leader_epoch": "epoch"})}
@@ -250,7 +244,7 @@ def _stated(message: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, T
             out[field] = (_typed(error_name(value), str) if name == "partition_error"
                           else _ints(value) if name == "diverging_epoch"
                           else _ints([e["epoch"] for e in _typed(value, list)]) if name == "records"
-                          else _typed(value, bool if name == "vote_granted" else int))
+                          else _typed(value, bool if name in ("vote_granted", "pre_vote") else int))
     return out
 
 
@@ -261,7 +255,7 @@ def _reply(message: Mapping[str, Any], delivered: TlaValue, view: _View) -> TlaV
     fields = _stated(message, _REPLY_FIELDS[message["type"]])
     if message["type"] == "VoteResponse":
         return record(type="VoteResp", src=view.n, dst=message["destination"],
-                      reqEpoch=delivered["epoch"], **fields)  # type: ignore[index]
+                      reqEpoch=delivered["epoch"], preVote=delivered["preVote"], **fields)  # type: ignore[index]
     return record(type="FetchResp", src=view.n, dst=message["destination"], offset=delivered["offset"],  # type: ignore[index]
                   lastEpoch=delivered["lastEpoch"], **fields)  # type: ignore[index]
 
@@ -273,33 +267,29 @@ def _request(message: Mapping[str, Any], view: _View) -> TlaValue:
 
 
 def _sends(step: Step, kind: str, delivered: TlaValue,
-           view: _View) -> tuple[tuple[TlaValue, ...], tuple[TlaValue, ...], bool]:
-    """(the handler's reply, the requests sent, whether pre-vote requests were sent) of the stated sends."""
+           view: _View) -> tuple[tuple[TlaValue, ...], tuple[TlaValue, ...]]:
+    """(the handler's reply, the requests sent) of the stated sends."""
     stated = [] if step.response is None else list(step.response.get("sends") or [])
-    request_input = kind in ("msg", "prevotereq") and delivered["type"] in ("VoteReq", "FetchReq")  # type: ignore[index]
+    request_input = kind == "msg" and delivered["type"] in ("VoteReq", "FetchReq")  # type: ignore[index]
     reply: list[TlaValue] = []
     requests: list[TlaValue] = []
-    prevotes = False
     for position, message in enumerate(stated):
         what = message.get("type")
         _typed(message.get("destination"), int)
         if what in ("VoteResponse", "FetchResponse"):
             if not (request_input and position == 0 and message.get("destination") == delivered["src"]):  # type: ignore[index]
                 raise Outside(f"a {what} the spec's handlers do not send here (a parked fetch answered, ...)")
-            if kind == "msg":  # a pre-vote's answer is not a message of the spec
-                reply.append(_reply(message, delivered, view))
+            reply.append(_reply(message, delivered, view))
         elif what == "QuorumEpochResponse" and step.action == "begin_quorum_epoch_request":
             continue  # the spec does not model BeginQuorumEpoch's answer
-        elif what == "VoteRequest" and message.get("pre_vote") is True:
-            prevotes = True
         elif what in ("VoteRequest", "FetchRequest", "BeginQuorumEpochRequest"):
             requests.append(_request(message, view))
         else:
             raise Outside(f"the node sends a {what}, which the spec does not model")
-    if kind == "msg" and request_input and not reply:
+    if request_input and not reply:
         if delivered["type"] == "FetchReq" and step.input["message"].max_wait_ms > 0:  # type: ignore[index]
             raise Outside("the leader parks the fetch (the spec answers every fetch at once)")
-    return tuple(reply), tuple(requests), prevotes
+    return tuple(reply), tuple(requests)
 
 
 def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
@@ -324,7 +314,7 @@ def encode_step(step: Step, view: _View) -> str:
         raise Outside(f"action {action!r} is not modelled by the spec (it models {', '.join(sorted(_MODELLED))})")
     m = _NO_MESSAGE
     if "message" in step.input:
-        kind, m = _input(step, view)
+        kind, m = "msg", _input(step, view)
     elif action == "append":
         records = step.input["records"]
         if len(records) != 1:
@@ -335,13 +325,13 @@ def encode_step(step: Step, view: _View) -> str:
     else:
         kind = _STEP_KINDS[action]
     try:
-        reply, requests, prevotes = _sends(step, kind, m, view)
+        reply, requests = _sends(step, kind, m, view)
         post = _post(step.post or {})
         view.after(step, [] if step.response is None else list(step.response.get("sends") or []))
         readable = True
     except (KeyError, TypeError, ValueError, AttributeError):  # stated JSON of another shape than the reference's
-        reply, requests, prevotes, post, readable = (), (), False, {}, False
-    return to_tla(record(kind=kind, m=m, reply=reply, reqs=requests, prevotes=prevotes, readable=readable,
+        reply, requests, post, readable = (), (), {}, False
+    return to_tla(record(kind=kind, m=m, reply=reply, reqs=requests, readable=readable,
                          role=post.get("role", "?"), stated=frozenset(post), post=record(**(post or {"nothing": 0}))))
 
 
@@ -366,7 +356,7 @@ class _RaftTraceModule(TraceModule):
 
 
 MODULE = _RaftTraceModule("raft", "KRaftQuorum",
-                          ("role", "epoch", "leader", "voted", "granted", "hw", "log", "flushed", "endOff", "msgs",
-                           "committed", "faults", "timeouts", "t", "i", "outside", "ph", "k", "pre"), encode)
+                          ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed",
+                           "endOff", "msgs", "committed", "faults", "timeouts", "t", "i", "outside", "ph", "k"), encode)
 """``spec/KRaftQuorumTrace.tla``: the spec's variables, then the trace index, the steps explained, why it stopped,
-the phase within a step, the requests sent so far and whether the node is in its pre-vote."""
+the phase within a step and the requests sent so far."""

@@ -7,9 +7,10 @@ while the diff finds a difference is wrong.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Union
 
 from kraftspec.traces.format import Step
+from kraftspec.traces.values import TraceError
 
 
 class Text(str):
@@ -58,3 +59,11 @@ def perturbed_steps(step: Step) -> Iterator[Step]:
     if step.response is not None:
         for response in perturbed(dict(step.response)):
             yield Step(step.action, step.input, response, step.records, step.post)
+
+
+def judged(judge: Callable[[], bool]) -> Union[bool, str]:
+    """Whether a step conforms, or ``"refused"`` when it states a field the reference's output does not have."""
+    try:
+        return judge()
+    except TraceError:
+        return "refused"

@@ -1,28 +1,16 @@
-"""The broker reference's positional constructions (``frozen.builder``) agree with ``evolve`` field by field."""
+"""A steady heartbeat (no change of control state) changes only its session and its heartbeat entry."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from kraftspec.models.broker_strategies import BROKER_IDS, running_cluster
 from kraftspec.reference import broker
-from kraftspec.reference.frozen import FrozenMap, evolve
+from kraftspec.reference.frozen import evolve
 
 
 def distinct_state() -> broker.ClusterControl:
     """A running cluster whose every field holds a value no other field holds (a swapped argument shows)."""
     state, _ = running_cluster()
     return evolve(state, session_timeout=7777, behaviour=broker.KAFKA_4_0, next_offset=state.next_offset + 1000)
-
-
-def test_with_soft_state_replaces_only_the_soft_state() -> None:
-    state = distinct_state()
-    sessions, heartbeats = FrozenMap({(9, 9): 1}), FrozenMap({9: broker.HeartbeatState(True, 5, -1)})
-    for active in (False, True):
-        built = broker._with_soft_state(state, active, sessions, heartbeats)
-        assert built == evolve(state, active=active, sessions=sessions, heartbeats=heartbeats)
-        assert [type(getattr(built, f.name)) for f in dataclasses.fields(built)] == \
-            [type(getattr(state, f.name)) for f in dataclasses.fields(state)]
 
 
 def test_steady_heartbeat_equals_session_and_touch() -> None:

@@ -1,4 +1,4 @@
-"""Heartbeats reporting offline log directories (kraft-semantics §1.5 step 7, ``handleDirectoriesOffline``)."""
+"""Heartbeats reporting offline log directories (rules §1.5 step 7, ``handleDirectoriesOffline``)."""
 
 from __future__ import annotations
 

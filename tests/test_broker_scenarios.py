@@ -315,7 +315,7 @@ def test_scenario_31_unclean_shutdown_with_elr() -> None:
     assert partition.last_known_elr == (last_leader,)
 
 
-# --- Appendix B rules on broker epochs, sessions and shutdown ----------------------------------
+# --- rules on broker epochs, sessions and shutdown (§1.2, §1.3, §1.7) ------------------------
 
 def test_appendix_b3_fast_restart_after_controlled_shutdown_is_a_duplicate_until_the_session_expires() -> None:
     state = brokers_up(new_cluster(session_timeout=1000), [1])

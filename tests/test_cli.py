@@ -61,7 +61,7 @@ def test_a_mutant_named_in_the_environment_reaches_the_command() -> None:
     env = {**os.environ, "KRAFTSPEC_MUTANT": "broker-session-expiry-inclusive"}
     result = subprocess.run([sys.executable, "-m", "kraftspec.cli", "prove", "broker", "--per-condition-timeout", "3"],
                             capture_output=True, text=True, timeout=300, env=env)
-    assert result.returncode == 1 and "broker.session_expiry: refuted" in result.stdout, result.stdout
+    assert result.returncode == 1 and "broker.session_expired: refuted" in result.stdout, result.stdout
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:

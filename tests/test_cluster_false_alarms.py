@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.records import Endpoint, FeatureRange
 from kraftspec.traces.metalog.audit import audit_paths
@@ -83,3 +85,49 @@ def test_an_epoch_assigned_at_the_log_end_without_its_batch_is_tolerated(tmp_pat
         report = audit_paths([str(data)])
         rules = [v.rule for v in report.directories[0].violations]
         assert rules == ([] if clean else ["leader_epoch_checkpoint_matches"]), report.render()
+
+
+def test_a_refused_meta_properties_exits_2_naming_file_and_offset_and_counts_as_refused_not_unreadable(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's table: a refused file is bad input (exit 2, file and byte offset), even though the directory's
+    log was read and replayed in full; the report says so and neither headlines violations nor unreadable files."""
+    from kraftspec.cli import main
+
+    data = tmp_path / "data"
+    shutil.copytree(data_dirs()[0], data)
+    meta = data / "meta.properties"
+    meta.write_text("version=1\nnode.id=1\ncluster.id=abc\nnode.id=x\n")
+    assert main(["audit", str(data)]) == 2
+    out = capsys.readouterr().out
+    head, *rest = out.splitlines()
+    assert head.startswith(f"== {data}: META.PROPERTIES REFUSED") and "UNREADABLE" not in out
+    assert "VIOLATION" not in out.replace("no violation", "")
+    refused = [line for line in rest if line.lstrip().startswith("[error] meta.properties")]
+    assert len(refused) == 1 and f"{meta}:" in refused[0], rest
+    offset = int(refused[0].split(f"{meta}:")[1].split(":")[0])
+    assert offset == meta.read_text().index("node.id=x")
+    report = audit_paths([str(data)])
+    assert report.exit_code == 2 and report.directories[0].only_meta_refused
+    assert report.directories[0].record_counts == audit_paths([str(data_dirs()[0])]).directories[0].record_counts
+    assert report.summary_line().endswith("0 violation(s), 0 unreadable file(s), 1 meta.properties refused "
+                                          "(their logs read and replayed in full)")
+    (data / "__cluster_metadata-0" / "quorum-state").write_text("{")  # a second, other refusal: unreadable again
+    again = audit_paths([str(data)])
+    assert not again.directories[0].only_meta_refused and "UNREADABLE" in again.render().splitlines()[0]
+
+
+def test_validate_audit_gives_a_refused_meta_properties_its_own_verdict(tmp_path: Path,
+                                                                        capfd: pytest.CaptureFixture[str]) -> None:
+    """``validate --audit`` as ``audit``: a directory whose only refused file is meta.properties is neither
+    unreadable nor clean; its verdict says so and the exit code is 2 (bad input)."""
+    from kraftspec.cli import main
+
+    data = tmp_path / "data"
+    shutil.copytree(data_dirs()[0], data)
+    (data / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=abc\nnode.id=x\n")
+    report = tmp_path / "report.parquet"
+    assert main(["validate", "--audit", "--engine", "local", "--report", str(report), str(data),
+                 str(data_dirs()[1])]) == 2
+    out = capfd.readouterr().out
+    assert "audited 2 paths: 1 ok, 0 violations, 1 meta.properties refused, 0 unreadable" in out, out
+    assert any(line.strip().startswith(f"{data}: ") and "meta.properties" in line for line in out.splitlines()), out

@@ -1,5 +1,7 @@
 """Real Apache Kafka KRaft clusters under faults (issue 20): 3 controllers + 3 brokers of Kafka 4.3.1, fetched with
-Maven, on 127.0.0.1 ports. One cluster serves every scenario of this module, in order; after each, the audit of
+Maven, each node on a test host in its own network namespace (a controller cut off has its link set down), or on
+127.0.0.1 ports where namespaces cannot be used or ``KRAFTSPEC_CLUSTER_NETWORK=loopback`` forces them (a controller
+cut off is SIGSTOP'd); the mode that ran is printed. One cluster serves every scenario of this module, in order; after each, the audit of
 every node's metadata files, the quorum audit across them and the live answers (DescribeCluster v0–v2,
 DescribeQuorum, ``kafka-cluster list-endpoints``) must agree with the reference. Then the stopped cluster's data
 directories are audited once more, and a planted fault in one replica's copy must fail the quorum audit at its
@@ -32,6 +34,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster,
     print(f"cluster seed {SEED} (reproduce: kraftspec cluster run --seed {SEED})")
     with Cluster(root / "cluster", seed=SEED, log=print) as running:  # killed on exit, also when a test fails
         running.start()
+        print(f"network mode {running.mode} ({running.mode_reason})")
         print(f"start-up {running.timings.start:.1f} s, format {running.timings.format:.1f} s, memory (MB) "
               f"{ {k: v >> 20 for k, v in running.memory().items()} }")
         yield running, root
@@ -96,6 +99,7 @@ def _register_broker_offset(log: Path, below: int) -> int:
 def test_the_stopped_cluster_audits_clean_and_a_planted_fault_fails_the_quorum_audit(
         cluster: tuple[Cluster, Path]) -> None:
     running, root = cluster
+    print(f"memory at the end (RSS, MB) { {k: v >> 20 for k, v in running.memory().items()} }")
     running.stop()
     data_dirs = [str(d) for d in running.data_dirs()]
     report = audit_paths(data_dirs)

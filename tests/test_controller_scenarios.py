@@ -1,5 +1,5 @@
 """Section J scenarios (controller registration, DescribeCluster, kafka-cluster, admin bootstrap) and the
-kraft-semantics §4.1–§4.4 rules, each a plain function so the mutant tests can re-run them.
+rules of §4.1–§4.4, each a plain function so the mutant tests can re-run them.
 
 Reference functions are called through their modules (``cr.register_controller``), never imported by
 name, so an applied mutant is what runs.
@@ -200,7 +200,7 @@ def rule_serializer_refuses_missing_fields() -> None:
     assert str(fenced.value) == "Attempted to write a non-default includeFencedBrokers at version 1"
 
 
-# ---------------------------------------------------------------- §4.1 controller side, Appendix B 12
+# ---------------------------------------------------------------- §4.1 controller side, §4.2
 
 def rule_register_controller() -> None:
     request = cr.ControllerRegistrationRequest(3000, "incA", listeners=(Endpoint("CONTROLLER", "h", 9093),))

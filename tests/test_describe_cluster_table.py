@@ -1,4 +1,4 @@
-"""Every cell of the DescribeCluster table against kraft-semantics §4.2/§4.3, stated independently here.
+"""Every cell of the DescribeCluster table against rules §4.2/§4.3, stated independently here.
 
 The example cluster (``describe_cluster_table.example_image``): brokers 1 unfenced, 2 fenced, 3 unfenced
 without the PLAINTEXT listener; controllers 3000 (Raft leader) and 3001 on CONTROLLER, 3002 on another

@@ -1,17 +1,23 @@
-"""``evolve``, ``assemble`` and ``slotted`` build the same frozen dataclass instances as ``replace`` and the constructor."""
+"""The reference's one object model (frozen, slotted dataclasses derived by ``evolve``), and the run-time acceleration
+(``kraftspec.accelerate``), which builds the same instances as the plain classes."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib
+import os
 import pickle
+import pkgutil
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, strategies as st
 
-from kraftspec.reference.frozen import (
-    FrozenMap, PersistentMap, assemble, assembler, builder, dict_init, evolve, persistent, slotted,
-)
+import kraftspec.reference
+from kraftspec import accelerate
+from kraftspec.reference.frozen import FrozenMap, PersistentMap, evolve, persistent
 from kraftspec.traces.values import to_json
 
 
@@ -32,14 +38,6 @@ def test_evolve_equals_replace(sample: Sample, epoch: int, leader: int) -> None:
     assert type(evolved) is Sample and sample == dataclasses.replace(sample)  # the original is untouched
 
 
-@given(samples)
-def test_assemble_equals_constructor(sample: Sample) -> None:
-    built = assemble(Sample, {"epoch": sample.epoch, "voters": sample.voters, "leader": sample.leader})
-    assert built == sample and hash(built) == hash(sample)
-    bound = assembler(Sample)({"epoch": sample.epoch, "voters": sample.voters, "leader": sample.leader})
-    assert bound == sample and hash(bound) == hash(sample) and type(bound) is Sample
-
-
 def test_results_stay_frozen() -> None:
     sample = evolve(Sample(1, FrozenMap()), epoch=2)
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -48,53 +46,14 @@ def test_results_stay_frozen() -> None:
 
 
 
-def flagged_sample_class() -> type:
-    @dataclasses.dataclass(frozen=True)
-    class FlaggedSample:
-        epoch: int
-        voters: FrozenMap[int, int]
-        leader: int = -1
-        flags: tuple[int, ...] = dataclasses.field(default=(), kw_only=True)
-
-    return FlaggedSample
-
-
-Plain, Fast = flagged_sample_class(), dict_init(flagged_sample_class())
-
-
-@given(samples, st.lists(st.integers()).map(tuple))
-def test_dict_init_builds_what_the_dataclass_init_builds(sample: Sample, flags: tuple[int, ...]) -> None:
-    calls = [
-        ((sample.epoch, sample.voters), {}),
-        ((sample.epoch, sample.voters, sample.leader), {"flags": flags}),
-        ((), {"flags": flags, "voters": sample.voters, "epoch": sample.epoch}),
-    ]
-    for args, kwargs in calls:
-        fast, plain = Fast(*args, **kwargs), Plain(*args, **kwargs)
-        assert vars(fast) == vars(plain) and list(vars(fast)) == list(vars(plain))
-        assert repr(fast) == repr(plain) and hash(fast) == hash(Fast(*args, **kwargs)) and fast == Fast(*args, **kwargs)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.epoch = 3
-    for bad_args, bad_kwargs in [((sample.epoch,), {}), ((sample.epoch, sample.voters, 1, flags), {}), ((1, 2), {"bogus": 3})]:
-        with pytest.raises(TypeError):
-            Fast(*bad_args, **bad_kwargs)
-
-
-def test_dict_init_refuses_post_init_and_factories() -> None:
-    @dataclasses.dataclass(frozen=True)
-    class Normalised:
-        value: int
-
-        def __post_init__(self) -> None:
-            pass
-
-    @dataclasses.dataclass(frozen=True)
-    class Factory:
-        values: list[int] = dataclasses.field(default_factory=list)
-
-    for cls in (Normalised, Factory):
-        with pytest.raises(TypeError):
-            dict_init(cls)
+def test_every_reference_class_is_a_frozen_slotted_dataclass() -> None:
+    """One object model: each dataclass of ``kraftspec.reference`` is ``@dataclass(frozen=True, slots=True)``."""
+    for info in pkgutil.iter_modules(kraftspec.reference.__path__):
+        module = importlib.import_module(f"kraftspec.reference.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module.__name__:
+                params = value.__dataclass_params__  # type: ignore[attr-defined]
+                assert params.frozen and "__slots__" in value.__dict__, value
 
 
 @given(st.dictionaries(st.tuples(st.text(max_size=3), st.integers(0, 5)), st.integers(), max_size=40))
@@ -109,7 +68,7 @@ def test_persistent_map_derives_without_touching_its_source(entries: dict[tuple[
 
 
 def slotted_sample_class(post_init: bool = False) -> type:
-    @dataclasses.dataclass(frozen=True)
+    @dataclasses.dataclass(frozen=True, slots=True)
     class SlottedSample:
         """A sample."""
 
@@ -127,14 +86,19 @@ def slotted_sample_class(post_init: bool = False) -> type:
     return SlottedSample
 
 
-PlainSlotted, Slotted = slotted_sample_class(), slotted(slotted_sample_class())
-PlainNormalised, SlottedNormalised = slotted_sample_class(True), slotted(slotted_sample_class(True))
+def accelerated(cls: type) -> type:
+    accelerate._accelerate(cls)
+    return cls
+
+
+PlainSlotted, Slotted = slotted_sample_class(), accelerated(slotted_sample_class())
+PlainNormalised, SlottedNormalised = slotted_sample_class(True), accelerated(slotted_sample_class(True))
 Slotted.__qualname__, SlottedNormalised.__qualname__ = "Slotted", "SlottedNormalised"  # found by pickle
 
 
 @given(samples, st.lists(st.integers()).map(tuple))
-def test_slotted_builds_what_the_dataclass_builds(sample: Sample, flags: tuple[int, ...]) -> None:
-    """Constructor, builder, ``evolve``, ``replace``, pickling and copies of a slotted class give the instances the
+def test_accelerated_builds_what_the_dataclass_builds(sample: Sample, flags: tuple[int, ...]) -> None:
+    """Constructor, ``evolve``, ``replace``, pickling and copies of an accelerated class give the instances the
     plain dataclass gives (same fields, repr, equality and hash), and ``__post_init__`` still runs."""
     calls = [((sample.epoch, sample.voters), {}), ((sample.epoch, sample.voters, sample.leader), {"flags": flags}),
              ((), {"flags": flags, "voters": sample.voters, "epoch": sample.epoch})]
@@ -146,8 +110,10 @@ def test_slotted_builds_what_the_dataclass_builds(sample: Sample, flags: tuple[i
             assert repr(fast).partition("(")[2] == repr(plain).partition("(")[2]  # the class names differ
             assert hash(fast) == hash(cls(*args, **kwargs)) and fast == cls(*args, **kwargs)
             assert type(fast) is cls and not hasattr(fast, "__dict__") and fast.LIMIT == 7
-            assert builder(cls)(*values) == fast and assemble(cls, vars(plain)) == fast
-            assert evolve(fast, leader=5) == dataclasses.replace(fast, leader=5) == cls(*values[:2], 5, flags=values[3])
+            assert accelerate.evolve(fast, leader=5) == dataclasses.replace(fast, leader=5) \
+                == cls(*values[:2], 5, flags=values[3])
+            assert repr(accelerate.evolve(fast, leader=5)).partition("(")[2] \
+                == repr(dataclasses.replace(plain, leader=5)).partition("(")[2]
             assert pickle.loads(pickle.dumps(fast)) == fast and copy.copy(fast) == fast and copy.deepcopy(fast) == fast
         with pytest.raises(dataclasses.FrozenInstanceError):
             fast.epoch = 3
@@ -157,4 +123,41 @@ def test_slotted_builds_what_the_dataclass_builds(sample: Sample, flags: tuple[i
             with pytest.raises(TypeError):
                 cls(*bad_args, **bad_kwargs)
         with pytest.raises(TypeError):
-            evolve(fast, bogus=1)
+            accelerate.evolve(fast, bogus=1)
+
+
+REPLAY_DIGEST = """
+import hashlib, sys
+from pathlib import Path
+from kraftspec import traces
+from kraftspec.traces import jsonl
+from kraftspec.traces.format import Trace
+from kraftspec.traces.replay import REPLAYERS
+digest = hashlib.sha256()
+for component in ("broker", "partition", "controller", "raft"):
+    path = Path(traces.__file__).parent / "tla" / f"{component}.jsonl.gz"
+    for index, (_, trace) in enumerate(jsonl.read_jsonl(path)):
+        if index % 10 or not isinstance(trace, Trace):
+            continue
+        replayer = REPLAYERS[component]
+        state, clock = replayer.initial(trace), 0
+        for step in trace.steps:
+            state, clock, response, written = replayer.apply(state, clock, step)
+            digest.update(repr((state, clock, response, written)).encode())
+print(digest.hexdigest())
+"""
+
+
+def test_replay_is_the_same_with_and_without_the_acceleration() -> None:
+    """Every tenth bundled trace of each component, replayed step by step: the same states, responses and records
+    (by their repr) from the accelerated reference as from the plain one (``KRAFTSPEC_PLAIN=1``)."""
+    runs = []
+    for plain in (False, True):
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        env.pop("KRAFTSPEC_PLAIN", None)
+        if plain:
+            env["KRAFTSPEC_PLAIN"] = "1"
+        done = subprocess.run([sys.executable, "-c", REPLAY_DIGEST], env=env, capture_output=True, text=True,
+                              check=True)
+        runs.append(done.stdout.strip())
+    assert runs[0] == runs[1] and len(runs[0]) == 64

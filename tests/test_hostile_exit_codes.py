@@ -61,10 +61,10 @@ def conformant_traces(tmp: Path) -> str:
 
 
 def divergent_trace() -> Trace:
-    """A raft trace whose first post-state states a field the node does not have: a divergence at step 0."""
+    """A raft trace whose first post-state states a log end the node does not have: a divergence at step 0."""
     obj = json.loads(dumps(raft_simulate.simulate_one(0, 0, 10)))
     post = obj["steps"][0]["post"]
-    post["voted_kex"] = post.pop("voted_key")
+    post["log_end_offset"] += 1
     return trace_from_json(obj)
 
 
@@ -137,8 +137,12 @@ TABLE: list[Case] = [
     ("vectors --verify: all read", lambda t: ["vectors", "--verify", *_verify(t, True)], 0),
     ("vectors --verify: a file never read", lambda t: ["vectors", "--verify", *_verify(t, False)], 1),
     ("vectors --verify: manifest without files", lambda t: ["vectors", "--verify",
-                                                            *_verify(t, True, {"format": "kraftspec-vectors/1"})], 2),
+                                                            *_verify(t, True, {"format": "kraftspec-vectors/2"})], 2),
     ("vectors --verify: no read log", lambda t: ["vectors", "--verify", str(t)], 2),
+    ("vectors: --read-log without --verify", lambda t: ["vectors", str(t / "v"), "--read-log", str(t)], 2),
+    ("vectors: a --rule matching no rule", lambda t: ["vectors", str(t / "v"), "--rule", "nosuch"], 2),
+    ("explain: printed", lambda t: ["explain", "broker.heartbeat"], 0),
+    ("explain: an unknown rule", lambda t: ["explain", "nosuch"], 2),
     ("generate: bad output name", lambda t: ["generate", "sim", "--traces", "1", "--out", str(t / "x.txt")], 2),
     ("generate: written", lambda t: ["generate", "sim", "--traces", "1", "--out", str(t / "x.jsonl")], 0),
     ("prove: unknown component", lambda t: ["prove", "nosuch"], 2),

@@ -261,7 +261,7 @@ def test_records_before_a_bad_one_are_yielded_first(tmp_path: Path) -> None:
 
 # ---- traces: a raft post-state with a renamed field ---------------------------------------------------------
 
-def test_a_raft_post_state_with_a_renamed_field_is_a_divergence_not_a_key_error(tmp_path: Path) -> None:
+def test_a_raft_post_state_with_a_renamed_field_is_refused_with_its_path_not_a_key_error(tmp_path: Path) -> None:
     from kraftspec.traces import raft_simulate
     from kraftspec.traces.format import trace_from_json
 
@@ -272,7 +272,7 @@ def test_a_raft_post_state_with_a_renamed_field_is_a_divergence_not_a_key_error(
     path.write_text(json.dumps(obj) + "\n")
     trace_from_json(obj)
     code, out = check([str(path)])
-    assert code == 1 and "DIVERGES at step 0" in out and "voted_kex" in out
+    assert code == 2 and "steps[0].post.voted_kex: unknown post-state field" in out
 
 
 # ---- vectors --verify ------------------------------------------------------------------------------------------
@@ -280,17 +280,18 @@ def test_a_raft_post_state_with_a_renamed_field_is_a_divergence_not_a_key_error(
 @pytest.fixture(scope="module")
 def vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("vectors")
-    traces = [t for _, t in read_jsonl(Path(parquet.__file__).parent / "tla" / "broker.jsonl.gz")][:1]
+    source = Path(parquet.__file__).parent / "tla" / "broker.jsonl.gz"
+    traces = [(str(source), line, t) for line, t in read_jsonl(source)][:1]
     from kraftspec.traces.vectors import export
     export(folder, traces)
     return folder
 
 
 @pytest.mark.parametrize("manifest, message", [
-    ({"format": "kraftspec-vectors/1"}, "manifest.json: files: missing"),
-    ({"format": "kraftspec-vectors/1", "files": [{"path": "../x", "sha256": "0" * 64}]}, "files[0].path"),
-    ({"format": "kraftspec-vectors/1", "files": [{"path": "a", "sha256": 1.5}]}, "files[0].sha256"),
-    ({"format": "kraftspec-vectors/1", "files": ["x"]}, "files[0]: expected an object"),
+    ({"format": "kraftspec-vectors/2"}, "manifest.json: files: missing"),
+    ({"format": "kraftspec-vectors/2", "files": [{"path": "../x", "sha256": "0" * 64}]}, "files[0].path"),
+    ({"format": "kraftspec-vectors/2", "files": [{"path": "a", "sha256": 1.5}]}, "files[0].sha256"),
+    ({"format": "kraftspec-vectors/2", "files": ["x"]}, "files[0]: expected an object"),
     ([], "expected a JSON object"),
 ])
 def test_a_malformed_manifest_names_the_bad_entry(tmp_path: Path, vectors: Path, manifest: object, message: str) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from kraftspec.harness import jvm
 from kraftspec.harness.adapter import hooks
-from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, HarnessUnavailable, kafka_line, shared
+from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, HarnessUnavailable, kafka_line, shared, source_folders
 from kraftspec.harness.kafka_records import snake_case, to_trace
 
 
@@ -41,6 +44,22 @@ def test_versions_map_to_source_lines_and_old_ones_are_refused() -> None:
         kafka_line("3.8.0")
     with pytest.raises(HarnessUnavailable):
         kafka_line("latest")
+
+
+def test_each_release_builds_the_sessions_its_kafka_apis_serve() -> None:
+    """Partition from 4.0, its leader side from 4.2, raft on 4.3; every folder a version names exists."""
+    built = {v: source_folders(v) for v in ("3.9.1", "4.0.1", "4.1.1", "4.2.0", "4.3.1", "4.4.0")}
+    assert [v for v in built if built[v]["harness.partition"] != "none"] == ["4.0.1", "4.1.1", "4.2.0", "4.3.1", "4.4.0"]
+    assert [v for v in built if built[v]["harness.leaders"] == "partition-leaders"] == ["4.2.0", "4.3.1", "4.4.0"]
+    assert [v for v in built if built[v]["harness.raft"] != "none"] == ["4.3.1"]
+    assert built["4.0.1"]["shim.requests"] != built["4.1.1"]["shim.requests"]
+    assert built["4.3.1"]["shim.log-context"] != built["4.4.0"]["shim.log-context"]
+    source = Path(jvm.__file__).parent / "src"
+    for folders in built.values():
+        for name, folder in folders.items():
+            path = source / (f"line-{folder}" if name == "kafka.line" else f"shim/{folder}" if name.startswith("shim.")
+                             else folder) / "java"
+            assert folder == "none" or path.is_dir(), path
 
 
 def test_kafka_record_json_maps_onto_the_trace_names() -> None:

@@ -13,18 +13,20 @@ Larger runs: ``python benchmarks/bench_kafka_partition.py``.
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import pytest
 
-from kraftspec.differential_partition import run_differential
-from kraftspec.harness.adapter import KafkaAdapter
-from kraftspec.harness.conform import Conformance, conform_trace
+from kraftspec.differential_partition import profile, run_differential
+from kraftspec.harness.adapter import KafkaAdapter, hooks
+from kraftspec.harness.conform import Conformance, conform_trace, judge, kafka_trace
 from kraftspec.harness.jvm import DEFAULT_VERSION, shared
 from kraftspec.models.partition_mutants import MUTANTS
 from kraftspec.oracle import DivergenceError, read
-from kraftspec.traces.format import trace_from_json
+from kraftspec.reference.partition_rules import PARTITION_BEHAVIOURS
+from kraftspec.traces.format import trace_from_json, trace_to_json
 
 BUNDLED = Path(__file__).resolve().parents[1] / "traces" / "tla" / "partition.jsonl.gz"
 SEED = 20261126
@@ -315,3 +317,51 @@ def test_a_fetch_with_a_stale_broker_epoch_is_fenced() -> None:
         {"input": {"action": "become_leader", **LEADER, "log_end_offset": 0, "high_watermark": 0, "min_insync_replicas": 1}},
         {"input": {"action": "follower_fetch", **LEADER, "follower": 2, "fetch_offset": 0, "broker_epoch": 101}}]})
     assert refused.outcome == "agree" and refused.kafka_trace.steps[1].response is None
+
+
+# ------------------------------------------------------------------------------------------------ versions
+
+VERSIONS = [v for v in os.environ.get("KRAFTSPEC_KAFKA_VERSIONS", DEFAULT_VERSION).split() if not v.startswith("3.")]
+"""Kafka 4.3.1 by default; KRAFTSPEC_KAFKA_VERSIONS="4.0.1 4.1.1 4.2.0 4.3.1 4.4.0" checks every release that has the
+partition session."""
+
+
+def _reassign(target: list[int]) -> dict[str, Any]:
+    return {"action": "alter_partition_reassignment", "topic_name": "t0", "partition_id": 0, "target_replicas": target}
+
+
+VERSION_CASES = [
+    ("reassignment back to its start", "completion_needs_only_adding_in_isr",
+     state({"replicas": [0], "isr": [0], "leader": 0}, level=21), [_reassign([1]), _reassign([0])]),
+    ("fenced last known leader", "last_known_leader_must_be_acceptable",
+     state({"replicas": [0], "isr": [], "leader": -1, "eligible_leader_replicas": [], "last_known_elr": [0]},
+           level=23, elr=True, fenced=(0,)), [{"action": "maybe_balance_partition_leaders"}]),
+    ("leader fenced out of a preferred election", "last_known_leader_when_isr_empties",
+     state({"replicas": [0, 1, 2], "isr": [2], "leader": 2, "eligible_leader_replicas": [], "last_known_elr": []},
+           level=23, elr=True, fenced=(2,)), [{"action": "maybe_balance_partition_leaders"}]),
+]
+"""The partition rules that differ between Kafka versions (``PartitionBehaviour``), each as a minimal case: replicas
+[0] reassigned to [1] and back while 1 is not in the ISR (4.0–4.2 complete the reassignment, 4.3 waits for the
+adding replica); a leaderless partition whose only last known leader is fenced (4.0 elects it, recovering; 4.1 does
+not); a preferred election that leaves a partition leaderless with its ISR kept (4.1 records the old leader as last
+known, 4.0 only when the ISR empties)."""
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("name, switch, initial, inputs", VERSION_CASES, ids=[c[0] for c in VERSION_CASES])
+def test_a_version_difference_case_agrees_with_its_versions_rule(version: str, name: str, switch: str,
+                                                                 initial: dict[str, Any], inputs: list[Any]) -> None:
+    """Kafka's run of the case agrees with the reference under the version's own behaviour and disagrees under
+    every behaviour whose switch for the case differs."""
+    own = profile(version).behaviour
+    explicit = initial["explicit"]
+    base = {"format": "1.0", "component": "partition", "id": name, "steps": [{"input": i} for i in inputs]}
+    ran, refusal = kafka_trace(trace_from_json({**base, "initial": {"explicit": {**explicit, "behaviour": own}}}),
+                               shared(version), hooks("partition"))
+    assert judge(ran, refusal).conformant
+    differing = [b.name for b in PARTITION_BEHAVIOURS.values()
+                 if getattr(b, switch) != getattr(PARTITION_BEHAVIOURS[own], switch)]
+    assert differing
+    for other in differing:
+        as_other = trace_from_json({**trace_to_json(ran), "initial": {"explicit": {**explicit, "behaviour": other}}})
+        assert not judge(as_other, refusal).conformant, f"{name}: behaviour {other} agrees with Kafka {version}"

@@ -1,4 +1,4 @@
-"""The schema-driven codec: worked examples of metadata-records §4, frame errors of §3, round trips of every
+"""The schema-driven codec: worked examples of rules §5.4, frame errors of §5.3, round trips of every
 (apiKey, version) and control message, and hostile lengths refused before allocation."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every bundled real KRaft data directory audits with zero violations, and the report says what the corpus
-README says each holds."""
+README says each holds; the project's own cluster runs (``kraftspec__cluster-runs``) also pass the quorum audit."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kraftspec.traces.metalog.audit import audit_command, audit_paths
-from kraftspec.traces.metalog.corpus import CORPUS_DIR, data_dirs
+from kraftspec.traces.metalog.corpus import CORPUS_DIR, RUNS_DIR, data_dirs, public_dirs
+from kraftspec.traces.metalog.quorum import audit_quorum
 from kraftspec.traces.metalog.report import DirectoryReport
 
 EXPECTED = {
@@ -28,17 +29,58 @@ EXPECTED = {
 }
 
 
+RUNS = {
+    # run folder / moment: (nodes, voters, committed end, (epoch, leader) from LeaderChange, nodes with a stale suffix
+    # and where it starts, records of interest on node 1)
+    "netns-controller-cut-off-seed20/during-cut": (6, (1, 2, 3), 51, [(1, 3), (3, 1)], {3: 46},
+                                                   {"RegisterBrokerRecord": 3, "BrokerRegistrationChangeRecord": 6}),
+    "netns-controller-cut-off-seed20/stopped": (6, (1, 2, 3), 93, [(1, 3), (3, 1)], {},
+                                                {"RegisterBrokerRecord": 3, "BrokerRegistrationChangeRecord": 9}),
+    "netns-all-scenarios-seed20/stopped": (4, (1, 2, 3), 539, [(2, 3), (4, 1)], {},
+                                           {"RegisterBrokerRecord": 9, "PartitionChangeRecord": 27,
+                                            "UnregisterBrokerRecord": 1, "RegisterControllerRecord": 4}),
+    "netns-combined-leader-killed-seed21/stopped": (3, (1, 2, 3), 118, [(1, 3), (2, 2)], {},
+                                                    {"RegisterBrokerRecord": 5, "RegisterControllerRecord": 4}),
+}
+
+
+def _key(path: str) -> str:
+    """A public directory by its folder, a run's by ``run/moment/node-N``."""
+    relative = Path(path).relative_to(CORPUS_DIR)
+    if Path(path).is_relative_to(RUNS_DIR):
+        return str(Path(path).relative_to(RUNS_DIR).parent)
+    return relative.parts[0]
+
+
 @pytest.fixture(scope="module")
 def reports() -> dict[str, DirectoryReport]:
     report = audit_paths(data_dirs())
-    return {Path(d.path).relative_to(CORPUS_DIR).parts[0]: d for d in report.directories}
+    return {_key(d.path): d for d in report.directories}
 
 
 def test_every_corpus_directory_is_clean(reports: dict[str, DirectoryReport]) -> None:
-    assert set(reports) == set(EXPECTED)
+    runs = {f"{run}/node-{n}" for run, (nodes, *_) in RUNS.items() for n in range(1, nodes + 1)}
+    assert set(reports) == set(EXPECTED) | runs
     for name, d in reports.items():
         assert d.violations == [] and d.errors == [], name
         assert all(f.status in ("audited", "skipped") for f in d.files), name
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_each_cluster_run_passes_the_quorum_audit(reports: dict[str, DirectoryReport], run: str) -> None:
+    """Each kept run (see the corpus README for how it was made): its replicas agree, with the committed prefix,
+    leaders and stale suffixes the run left; every node's audit names its own node id and the run's cluster id."""
+    nodes, voters, committed_end, leaders, stale, counts = RUNS[run]
+    quorum = audit_quorum([RUNS_DIR / run])
+    assert quorum.ok and quorum.exit_code == 0, quorum.render()
+    assert (len(quorum.replicas), quorum.voters, quorum.committed_end) == (nodes, voters, committed_end)
+    assert {int(n.split()[1]): int(n.split("from offset ")[1].split()[0]) for n in quorum.notes} == stale
+    mine = [reports[f"{run}/node-{n}"] for n in range(1, nodes + 1)]
+    assert [d.node_id for d in mine] == list(range(1, nodes + 1)) and len({d.cluster_id for d in mine}) == 1
+    assert {k: mine[0].record_counts.get(k) for k in counts} == counts
+    for d in mine:  # a node with a stale suffix has not yet seen the later epochs' LeaderChange
+        seen = [(e, leader) for e, _, leader in d.raft_epochs]
+        assert seen == leaders if d.node_id not in stale else leaders[:len(seen)] == seen != leaders, d.raft_epochs
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -67,7 +109,7 @@ def test_the_kraft_snapshot_is_compared_with_the_log(reports: dict[str, Director
 
 
 def test_every_snapshot_audits_alone() -> None:
-    snapshots = sorted(CORPUS_DIR.glob("**/*.checkpoint"))
+    snapshots = sorted(p for d in public_dirs() for p in d.glob("**/*.checkpoint"))
     assert len(snapshots) == 5
     report = audit_paths(snapshots)
     assert report.ok
@@ -76,7 +118,7 @@ def test_every_snapshot_audits_alone() -> None:
 
 
 def test_json_report_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
-    assert audit_command([str(p) for p in data_dirs()], as_json=True, show_progress=False) == 0
+    assert audit_command([str(p) for p in public_dirs()], as_json=True, show_progress=False) == 0
     parsed = json.loads(capsys.readouterr().out)
     assert parsed["ok"] is True and len(parsed["directories"]) == 5
     assert {d["metadata_version_name"] for d in parsed["directories"]} == {None, "3.6-IV2", "3.9-IV0"}

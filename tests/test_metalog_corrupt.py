@@ -1,5 +1,5 @@
 """Corrupt inputs give a precise LogFormatError (file and byte offset), never a traceback, and the audit of the
-directory goes on with its other files (metadata-records §2, §3)."""
+directory goes on with its other files (rules §5.2, §5.3)."""
 
 from __future__ import annotations
 

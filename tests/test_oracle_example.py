@@ -29,11 +29,25 @@ def test_the_differential_test_finds_the_planted_bug_and_prints_a_shrunk_sequenc
     assert any(call.startswith("state.register_broker(") for call in calls), sequence
     assert len(calls) <= 3, sequence
     report = str(found)
-    assert "DIVERGES" in report and "response.is_caught_up: expected True, observed False" in report
+    assert "DIVERGES" in report and "response.is_caught_up: expected true, observed false" in report
     assert "rule: kraftspec.reference.broker.heartbeat" in report
     assert not example.TinyController(planted_bug=False).planted_bug
 
 
 def test_the_fixed_implementation_agrees_with_the_reference() -> None:
     example = load_example()
+    run_state_machine_as_test(example.Fixed, settings=settings(example.SETTINGS, max_examples=60))
+
+
+RAFT_EXAMPLE = EXAMPLE.parents[1] / "differential_raft" / "differential_raft_test.py"
+
+
+def test_the_raft_example_finds_its_planted_bug_through_a_partial_view() -> None:
+    spec = importlib.util.spec_from_file_location("differential_raft_example", RAFT_EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    report = str(example.find_the_planted_bug())
+    assert "response.sends[0].vote_granted: expected false, observed true" in report
+    assert "raft_rules.is_log_up_to_date(" in report and "-> false" in report
     run_state_machine_as_test(example.Fixed, settings=settings(example.SETTINGS, max_examples=60))

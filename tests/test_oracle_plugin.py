@@ -27,7 +27,7 @@ def test_each_trace_is_an_item_named_by_its_id(pytester: pytest.Pytester) -> Non
     ])
     result.stdout.fnmatch_lines([
         "*traces.jsonl:2 (wrong): DIVERGES at step 0 of 1: heartbeat",
-        "*response.is_fenced: expected False, observed True",
+        "*response.is_fenced: expected false, observed true",
         "*rule: kraftspec.reference.broker.heartbeat:*",
         "*traces.jsonl:3: error: invalid JSON*",
         "*traces.jsonl:4: error: format: trace format version 2.0 is not supported*",

@@ -1,4 +1,4 @@
-"""The broker-side partition leader (kraft-semantics §2.12): HW, caught-up rule, ISR shrink and expansion.
+"""The broker-side partition leader (rules §2.12): HW, caught-up rule, ISR shrink and expansion.
 
 Tests take no arguments so that the mutant tests can re-run them as plain functions.
 """

@@ -3,7 +3,7 @@
 The scenario layer re-runs tests/test_partition_scenarios.py and tests/test_partition_leader.py as plain
 functions; the model layer runs models/partition.py derandomized; the CrossHair layer analyses the
 contracts of proofs/partition.py that state the mutated rule (the whole module is ``kraftspec prove
-partition``; its election contract alone needs minutes); the agree layer compares the reference with
+partition``; its elect_leader contract alone needs minutes); the agree layer compares the reference with
 TLC's graph of spec/PartitionLeadership.tla (needs Java, as the other components' agree layers do); the kafka
 layer runs the differential machine (kraftspec.differential_partition) against Apache Kafka's own controller code
 (the harness JVM), derandomized and unshrunk, and reports its first disagreement.
@@ -27,12 +27,12 @@ from hypothesis.stateful import run_state_machine_as_test
 from mutant_layers import agreement_difference, scenario_failures
 
 CONTRACTS = {
-    "kraftspec.reference.partition_rules:is_acceptable_leader": (proofs.acceptable_leader,),
-    "kraftspec.reference.partition_rules:alter_partition_epoch_error": (proofs.alter_partition_epochs,),
-    "kraftspec.reference.partition_rules:is_hw_candidate": (proofs.hw_candidate,),
-    "kraftspec.reference.partition_rules:isr_shrink_requires_leader_epoch_bump": (proofs.isr_shrink_bump,),
-    "kraftspec.reference.partition_rules:isr_record_field": (proofs.isr_field,),
-    "kraftspec.reference.partition_rules:is_isr_member_eligible": (proofs.isr_member_eligible,),
+    "kraftspec.reference.partition_rules:is_acceptable_leader": (proofs.is_acceptable_leader,),
+    "kraftspec.reference.partition_rules:alter_partition_epoch_error": (proofs.alter_partition_epoch_error,),
+    "kraftspec.reference.partition_rules:is_hw_candidate": (proofs.is_hw_candidate,),
+    "kraftspec.reference.partition_rules:isr_shrink_requires_leader_epoch_bump": (proofs.isr_shrink_requires_leader_epoch_bump,),
+    "kraftspec.reference.partition_rules:isr_record_field": (proofs.isr_record_field,),
+    "kraftspec.reference.partition_rules:is_isr_member_eligible": (proofs.is_isr_member_eligible,),
 }
 CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
 

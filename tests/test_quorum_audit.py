@@ -63,3 +63,28 @@ def test_two_leaders_named_for_one_epoch(replicas: Path) -> None:
     state.write_text(state.read_text().replace('"leaderId":1', '"leaderId":2'))
     rules = {v.rule for v in audit_quorum([str(replicas)]).violations}
     assert rules == {ONE_LEADER_PER_EPOCH, QUORUM_STATE_CONSISTENT}
+
+
+def _epoch_5_from(log: Path, first: int, last: int) -> None:
+    """Rewrite the batches of ``log`` whose base offset is in ``first..last`` into epoch 5 (CRC recomputed)."""
+    from kraftspec.traces.metalog.plant import rewrite
+    from kraftspec.traces.metalog.segments import reencode
+
+    rewrite(log, lambda batch, records: reencode(batch, records, leader_epoch=5)
+            if first <= batch.base_offset <= last else None)
+
+
+def test_a_stale_suffix_of_lower_epochs_is_a_note_and_a_lower_epoch_inside_the_log_a_finding(replicas: Path) -> None:
+    """A deposed leader cut off from the others keeps entries of its old epoch that no majority took (seen in the
+    namespace-mode controller-cut-off scenario); KIP-595 log reconciliation truncates them. Only a suffix is stale:
+    one lower-epoch batch followed by batches of the committed epoch contradicts the committed prefix."""
+    _epoch_5_from(replicas / "node-3" / LOG, 3000, 10**9)
+    report = audit_quorum([str(replicas)])
+    assert report.ok, report.render()
+    assert len(report.notes) == 1 and "node 3" in report.notes[0] and "from offset 3000 to 3072 in epoch(s) [5]" \
+        in report.notes[0] and "below the committed epoch 6" in report.notes[0]
+    assert "note: node 3" in report.render()
+    _epoch_5_from(replicas / "node-2" / LOG, 3000, 3000)
+    inside = audit_quorum([str(replicas)])
+    assert [(v.rule, v.offset, v.replica.split()[1]) for v in inside.violations] == [
+        (COMMITTED_PREFIX_IDENTICAL, 3000, "2")], inside.render()

@@ -525,7 +525,7 @@ def test_scenario_118_supported_versions() -> None:
 
 
 # -------------------------------------------------------------------------------------------------
-# Further rules of kraft-semantics §3 that the numbered scenarios do not pin down
+# Further rules of rules §3 that the numbered scenarios do not pin down
 
 
 def test_observer_never_starts_an_election() -> None:

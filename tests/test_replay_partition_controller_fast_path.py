@@ -20,7 +20,7 @@ from kraftspec.traces import controller_replay, partition_replay
 from kraftspec.traces.format import Step, Trace
 from kraftspec.traces.jsonl import read_jsonl
 from kraftspec.traces.replay import replay_steps, step_diffs
-from support_perturb import perturbed, perturbed_steps
+from support_perturb import judged, perturbed, perturbed_steps
 
 REPLAYERS = {"partition": partition_replay, "controller": controller_replay}
 STRIDE = {"partition": 60, "controller": 30}
@@ -37,8 +37,8 @@ def _bundled(component: str) -> list[Trace]:
 def _judged_alike(component: str, replayer: ModuleType, state: Any, clock: int, step: Step) -> bool:
     """Whether the replay (fast path first, through :func:`replay_steps`) and :func:`step_diffs` agree on ``step``."""
     after, after_clock, response, written = replayer.run(state, clock, step)
-    slow = step_diffs(component, step, after, after_clock, response, written)
-    return replay_steps(Trace(component, (step,)), state, clock).conformant == (not slow)
+    slow = judged(lambda: not step_diffs(component, step, after, after_clock, response, written))
+    return judged(lambda: replay_steps(Trace(component, (step,)), state, clock).conformant) == slow
 
 
 @pytest.mark.parametrize("component", sorted(REPLAYERS))

@@ -13,7 +13,7 @@ from kraftspec.traces import raft_replay
 from kraftspec.traces.format import Step, Trace
 from kraftspec.traces.generate import generate_raft_sim
 from kraftspec.traces.replay import replay_steps, step_diffs
-from support_perturb import perturbed, perturbed_steps
+from support_perturb import judged, perturbed, perturbed_steps
 
 
 def _judged_alike(state: Any, clock: int, step: Step) -> bool:
@@ -25,8 +25,8 @@ def _judged_alike(state: Any, clock: int, step: Step) -> bool:
         after, after_clock, response, written = raft_replay.run(state, clock, step)
     finally:
         raft_replay._sends_match = fast_sends
-    slow = step_diffs("raft", step, after, after_clock, response, written)
-    return replay_steps(Trace("raft", (step,)), state, clock).conformant == (not slow)
+    slow = judged(lambda: not step_diffs("raft", step, after, after_clock, response, written))
+    return judged(lambda: replay_steps(Trace("raft", (step,)), state, clock).conformant) == slow
 
 
 def test_the_fast_path_agrees_with_the_diff_on_every_perturbed_send_and_post_state_field() -> None:

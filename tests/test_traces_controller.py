@@ -1,4 +1,4 @@
-"""The controller component of the trace format (kraft-semantics §4, KIP-919, KIP-1073): hand-written scenarios,
+"""The controller component of the trace format (rules §4, KIP-919, KIP-1073): hand-written scenarios,
 verdicts, codecs, malformed inputs, the schema and the traces recorded from TLC's graph."""
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def test_a_record_of_the_wrong_incarnation_is_flagged_at_register_controller() -
     wrong["steps"][3]["output"]["records"][0]["incarnation_id"] = "inc1"
     divergence = diverges(wrong).divergence
     assert divergence is not None and divergence.step == 3
-    assert [str(d) for d in divergence.diffs] == ["records[0].incarnation_id: expected 'inc1b', observed 'inc1'"]
+    assert [str(d) for d in divergence.diffs] == ['records[0].incarnation_id: expected "inc1b", observed "inc1"']
     assert divergence.rule == "kraftspec.reference.controller_registration.register_controller"
     assert "controller registrations: 1: inc1, 2: inc2, 3: inc3" in divergence.state_before
 
@@ -237,7 +237,7 @@ def test_check_reports_a_controller_divergence_with_the_rule(tmp_path: Path) -> 
     assert check_command([str(path)], False, out) == EXIT_FINDING
     text = out.getvalue()
     assert "DIVERGES at step 0 of 4: describe_cluster" in text
-    assert "response.nodes[2]: expected (absent), observed {'node_id': 6" in text
+    assert 'response.nodes[2]: expected (absent), observed {"node_id":6' in text
     assert "rule: kraftspec.reference.describe_cluster.describe_cluster" in text and "1 conformant, 1 divergent" in text
 
 
@@ -379,4 +379,4 @@ def test_the_oracle_walks_a_registration_one_step_at_a_time() -> None:
     assert started.diffs == ()
     wrong = oracle.check_step(learnt.after, {"input": {"action": "start"},
                                              "output": {"response": {"sends": [sent("inc0")]}}})
-    assert [str(d) for d in wrong.diffs] == ["response.sends[0].incarnation_id: expected 'inc1', observed 'inc0'"]
+    assert [str(d) for d in wrong.diffs] == ['response.sends[0].incarnation_id: expected "inc1", observed "inc0"']

@@ -1,4 +1,4 @@
-"""The partition component of the trace format (kraft-semantics §2): reading, replay, verdicts, the schema."""
+"""The partition component of the trace format (rules §2): reading, replay, verdicts, the schema."""
 
 from __future__ import annotations
 

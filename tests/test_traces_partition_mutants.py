@@ -5,7 +5,7 @@ recorded again with each partition mutant
 applied (``partition_replay.record``). A recording must conform when replayed under its mutant; through
 the reference, ``kraftspec check`` must flag it exactly at the first step where the mutant's outputs or
 post-state differ from the reference's on the same prefix, naming a reference transition that calls
-the mutant's target there (kraft-semantics §2; ``models/partition_mutants.py``).
+the mutant's target there (rules §2; ``models/partition_mutants.py``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The raft component of the trace format (kraft-semantics §3): hand-written KRaft scenarios, verdicts, codecs, errors."""
+"""The raft component of the trace format (rules §3): hand-written KRaft scenarios, verdicts, codecs, errors."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ def diverges(obj: dict[str, Any]) -> Verdict:
 def example() -> dict[str, Any]:
     """FORMAT.md's raft example."""
     text = (Path(__file__).parents[1] / "traces" / "FORMAT.md").read_text()
-    return json.loads(next(b.split("```", 1)[0] for b in text.split("```json\n")[1:] if '"component": "raft"' in b))
+    blocks = text.split("```json\n")[1:]
+    return json.loads(next(b.split("```", 1)[0] for b in blocks if '"component": "raft", "id": "example-3"' in b))
 
 
 # Follower 2 of leader 1 in epoch 1 holds offsets 0-1 of epoch 1. Candidate 3 (epoch 2) has only offset 0
@@ -129,9 +130,9 @@ def test_a_vote_granted_to_a_shorter_log_is_flagged_with_the_vote_handler() -> N
     wrong["steps"][0]["output"]["response"]["sends"][0]["vote_granted"] = True
     divergence = diverges(wrong).divergence
     assert divergence.step == 0 and divergence.rule == "kraftspec.reference.raft._on_vote_request"
-    assert [str(d) for d in divergence.diffs] == ["response.sends[0].vote_granted: expected False, observed True"]
+    assert [str(d) for d in divergence.diffs] == ["response.sends[0].vote_granted: expected false, observed true"]
     assert "handleVoteRequest" in divergence.rule_doc
-    assert "state: Follower(epoch=1, leader_id=1" in divergence.state_before
+    assert 'state: Follower {"epoch":1,"leader_id":1,' in divergence.state_before
 
 
 def test_a_follower_that_does_not_truncate_is_flagged_at_the_diverging_fetch() -> None:
@@ -166,7 +167,7 @@ def test_only_the_stated_fields_of_a_sent_message_are_compared() -> None:
     terse["steps"][0]["output"]["response"]["sends"][0]["type"] = "VoteRequest"
     divergence = diverges(terse).divergence
     assert divergence.step == 0 and divergence.rule == "kraftspec.reference.raft._poll"
-    assert [str(d) for d in divergence.diffs] == ["response.sends[0].type: expected 'FetchRequest', observed 'VoteRequest'"]
+    assert [str(d) for d in divergence.diffs] == ['response.sends[0].type: expected "FetchRequest", observed "VoteRequest"']
 
 
 def test_a_fatal_condition_is_the_reference_refusing_the_input() -> None:
@@ -200,7 +201,7 @@ def test_check_reports_a_raft_divergence_with_the_rule(tmp_path: Path) -> None:
     out = io.StringIO()
     assert check_command([str(path)], False, out) == EXIT_FINDING
     text = out.getvalue()
-    assert "DIVERGES at step 1 of 2: vote_request" in text and "post.voted_key: expected {'id': 1" in text
+    assert "DIVERGES at step 1 of 2: vote_request" in text and 'post.voted_key: expected {"id":1' in text
     assert "rule: kraftspec.reference.raft._on_vote_request" in text and "1 conformant, 1 divergent" in text
 
 
@@ -286,4 +287,4 @@ def test_the_oracle_walks_a_raft_node_one_step_at_a_time() -> None:
     pre_votes[1]["pre_vote"] = False
     wrong = oracle.check_step(fired.after, {"input": {"action": "tick", "now": 1000},
                                             "output": {"response": {"sends": pre_votes}}})
-    assert [str(d) for d in wrong.diffs] == ["response.sends[1].pre_vote: expected True, observed False"]
+    assert [str(d) for d in wrong.diffs] == ["response.sends[1].pre_vote: expected true, observed false"]

@@ -81,3 +81,19 @@ def test_generate_refuses_what_it_cannot_record(kind: str, mutant: str, message:
     path = tmp_path / "x.jsonl"
     assert generate_command(kind, str(path), 2, 0, 5, mutant, stream=out, component="raft") == EXIT_ERROR
     assert message in out.getvalue() and not path.exists()
+
+
+def test_a_mutant_share_keeps_only_traces_that_show_their_mutant_and_names_the_one_never_shown(tmp_path: Path) -> None:
+    out = io.StringIO()
+    path = str(tmp_path / "raft.jsonl")
+    assert generate_command("sim", path, len(MUTANTS), 18, 40, stream=out, mutant_share=1.0, component="raft") == 0
+    traces = [trace for _, trace in jsonl.read_jsonl(path)]
+    assert sorted(t.meta["mutant"] for t in traces) == sorted(m.name for m in MUTANTS)
+    for trace in traces:
+        shown = trace.meta.get("exercised", True)
+        assert shown == (trace.meta["mutant"] not in UNOBSERVABLE), trace.id
+        assert replay(trace).conformant != shown, trace.id
+        assert (trace.meta.get("draw", 0) > 0) == ("-draw" in (trace.id or "")), trace.id
+    (name,) = UNOBSERVABLE
+    assert f"mutant {name}: 1 traces, 0 exercised; 1 never exercised in 200 draws" in out.getvalue()
+    assert out.getvalue().count(" exercised, draws per trace mean ") == len(MUTANTS) - 1

@@ -27,15 +27,15 @@ from kraftspec.traces.replay import replay
 BUNDLED = Path(jsonl.__file__).parent / "tla" / "raft.jsonl.gz"
 SEED, WALKS = 20261124, 2500  # the bundle: kraftspec generate tla --component raft --traces 2500 --seed 20261124
 SHOWN = {  # mutant -> (a bundled trace that shows it, the step flagged, its rule, the first differing field)
-    "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-40", 4, "_on_fetch_request", "response.sends[0].high_watermark"),
-    "raft_hw_from_minority": ("tla-raft-walk-20261124-10", 3, "_on_vote_response", "post.high_watermark"),
-    "raft_reset_last_fetched_epoch": ("tla-raft-walk-20261124-33", 5, "_on_fetch_response",
+    "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-94", 4, "_on_fetch_request", "response.sends[0].high_watermark"),
+    "raft_hw_from_minority": ("tla-raft-walk-20261124-94", 3, "_on_vote_response", "post.high_watermark"),
+    "raft_reset_last_fetched_epoch": ("tla-raft-walk-20261124-1782", 4, "_on_fetch_response",
                                       "response.sends[0].last_fetched_epoch"),
     "raft_restart_as_leader": ("tla-raft-cover-20261124-0", 4, "restart", "post.role"),
-    "raft_bootstrap_first_server": ("tla-raft-walk-20261124-3", 0, "_poll", "response.sends[0].destination"),
+    "raft_bootstrap_first_server": ("tla-raft-walk-20261124-134", 0, "_poll", "response.sends[0].destination"),
 }
 LATER_RULES = {  # mutant -> further rules its recordings are flagged by: where the wrong in-flight request first shows
-    "raft_bootstrap_first_server": {"_on_fetch_request", "_on_fetch_response", "_on_vote_request"},
+    "raft_bootstrap_first_server": {"_on_fetch_request", "_on_fetch_response", "_on_vote_request", "_on_vote_response"},
 }
 CANNOT_SHOW = {
     # MaxTimeouts = 1: the one candidate of a behaviour asks for votes with an empty log (last epoch 0) and no log
@@ -71,7 +71,7 @@ def test_every_bundled_raft_trace_is_conformant_and_a_changed_post_state_is_not(
         "tick", "vote_request", "vote_response", "begin_quorum_epoch_request", "fetch_request", "fetch_response",
         "restart"}  # no append: MaxLogLen 1 leaves no room after the leader's LeaderChange record
     assert {s.post["role"] for t in bundled for s in t.steps if s.post} == {
-        "Unattached", "Candidate", "Leader", "Follower", "Resigned"}
+        "Unattached", "Prospective", "Candidate", "Leader", "Follower", "Resigned"}
     out = io.StringIO()
     assert check_command([str(BUNDLED)], False, out) == EXIT_OK, out.getvalue()[-2000:]
     assert out.getvalue().splitlines()[-1] == \
@@ -102,7 +102,7 @@ def test_the_covering_set_takes_every_transition_of_every_node(graph: nx.MultiDi
     for node in recorder.nodes:
         every = {raft_tla.cover_key(recorder, node, "kinds", edge) for edge in edges} - {None}
         assert every <= taken[node], node
-    assert sum(len(taken[n] - {None}) for n in recorder.nodes) == 258
+    assert sum(len(taken[n] - {None}) for n in recorder.nodes) == 291
     assert not recorder.ended  # no path was cut short: every transition taken is in a trace
 
 

@@ -93,7 +93,7 @@ def test_audits_run_through_the_engine_one_row_per_data_directory(tmp_path: Path
     assert all(report[str(p)]["verdict"] == "ok" and report[str(p)]["records"] > 0 for p in corpus)
     assert report[str(broken)]["verdict"] == "unreadable" and f"{broken}:99:" in report[str(broken)]["reason"]
     assert report[paths[1]]["verdict"] == "unreadable" and "no such file" in report[paths[1]]["reason"]
-    assert code == EXIT_ERROR and f"audited {len(corpus) + 2} paths: {len(corpus)} ok, 0 violations, 2 unreadable" in text
+    assert code == EXIT_ERROR and f"audited {len(corpus) + 2} paths: {len(corpus)} ok, 0 violations, 0 meta.properties refused, 2 unreadable" in text
 
 
 @pytest.mark.parametrize("bad", [{"engine": "flink"}, {"engine": "local", "master": "local[2]"}])

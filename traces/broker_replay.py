@@ -1,4 +1,4 @@
-"""Replaying broker trace steps through the reference (``kraftspec.reference.broker``), kraft-semantics §1.
+"""Replaying broker trace steps through the reference (``kraftspec.reference.broker``), rules §1.
 
 ``run`` runs one input and returns the reference's own response object and records (the replay's
 hot path); ``apply`` gives the response as JSON; ``post_matches`` compares stated post-state fields

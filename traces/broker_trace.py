@@ -1,4 +1,4 @@
-"""The broker component of trace format v1: its actions, records and initial states (kraft-semantics §1).
+"""The broker component of trace format v1: its actions, records and initial states (rules §1).
 
 Each action is named after the reference function that decides it (``heartbeat`` is
 ``kraftspec.reference.broker.heartbeat``); ``failover`` is ``activate(deactivate(state), now)`` and

@@ -1,4 +1,4 @@
-"""Replaying controller trace steps through the KIP-919 / KIP-1073 reference (kraft-semantics §4.1, §4.2).
+"""Replaying controller trace steps through the KIP-919 / KIP-1073 reference (rules §4.1, §4.2).
 
 ``run`` applies one input to the trace state (``controller_trace.ControllerControl``) and returns the
 reference's response object and the records written; ``apply`` gives the response as JSON;
@@ -10,13 +10,15 @@ and post-states are compared on the reference's own values (``kraftspec.traces.m
 
 from __future__ import annotations
 
+import json
+
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 from kraftspec.reference import controller_registration as cr, describe_cluster as dc
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import evolver
+from kraftspec.reference.frozen import evolve
 from kraftspec.traces.controller_trace import (
     ACTIONS,
     DEFAULT_LISTENERS,
@@ -48,7 +50,6 @@ class Serializable:
 Outcome = tuple[ControllerControl, int, Any, Written]
 Runner = Callable[[ControllerControl, int, Mapping[str, Any]], Outcome]
 _MISSING = object()  # a registration the stated post-state does not have
-_evolve_image = evolver(dc.ClusterImage)
 
 
 def initial(trace: Trace) -> ControllerControl:
@@ -77,7 +78,7 @@ def _on_metadata_update(state: ControllerControl, clock: int, args: Mapping[str,
     changed this node's registration, which the manager then reads from the image (§4.1)."""
     new_mv = args.get("metadata_version")
     if new_mv is not None:
-        state = replace(state, image=_evolve_image(state.image, metadata_version=new_mv))
+        state = replace(state, image=evolve(state.image, metadata_version=new_mv))
     own = state.image.controllers.get(state.manager.node_id)
     return _managed(cr.on_metadata_update, state, clock, new_mv, args.get("registration_changed", False), own)
 
@@ -112,7 +113,7 @@ def _written(state: ControllerControl, records: tuple[Any, ...]) -> tuple[Contro
     for record in records:
         controllers = cr.replay_register_controller(controllers, record)
     start = state.next_offset
-    return (replace(state, image=_evolve_image(state.image, controllers=controllers), next_offset=start + len(records)),
+    return (replace(state, image=evolve(state.image, controllers=controllers), next_offset=start + len(records)),
             tuple((start + i, record) for i, record in enumerate(records)))
 
 
@@ -298,7 +299,7 @@ def summarize(state: ControllerControl, clock: int) -> str:
         f"raft leader {image.raft_leader_id}",
         f"controller registrations: {controllers or '(none)'}",
         f"brokers: {brokers or '(none)'}",
-        f"manager: {manager!r}",
+        f"manager: {type(manager).__name__} {json.dumps(to_json(manager), separators=(',', ':'), default=repr)}",
     ))
 
 

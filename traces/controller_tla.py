@@ -9,7 +9,7 @@ response's error and jitter draw 0.5, ``OnMetadataUpdate`` ``on_metadata_update`
 ``on_deadline`` at the deadline, ``MaybeSend`` ``maybe_send``, ``Restart`` ``restart`` with the next
 incarnation), recorded with the reference's outputs and matched to TLC's edge by the projected target.
 Each step states as ``post`` every trace field the spec's state after the edge gives (a manager's
-``registered`` is checked after every step, not only when it changes; kraft-semantics §4.1). The
+``registered`` is checked after every step, not only when it changes; rules §4.1). The
 requests and responses in flight and the unpublished changes are the recorder's environment, which
 chooses the inputs as the spec's actions do.
 """

@@ -1,4 +1,4 @@
-"""The controller component of trace format v1: KIP-919 controller registration and DescribeCluster (kraft-semantics §4).
+"""The controller component of trace format v1: KIP-919 controller registration and DescribeCluster (rules §4).
 
 A controller trace replays on the active controller's view of the cluster (its ``ClusterImage``: broker and
 controller registrations, the Raft leader, the metadata.version) beside ONE controller process's
@@ -58,7 +58,7 @@ DEFAULT_LISTENERS = {Receiver.BROKER: "PLAINTEXT", Receiver.CONTROLLER: "CONTROL
 
 
 def decode_jitter(value: object, path: str) -> float:
-    """The backoff's random draw, a number in [0, 1) (``ThreadLocalRandom.nextDouble`` scaled, kraft-semantics §4.1)."""
+    """The backoff's random draw, a number in [0, 1) (``ThreadLocalRandom.nextDouble`` scaled, rules §4.1)."""
     if type(value) not in (int, float) or not 0 <= value < 1:  # type: ignore[operator]
         raise TraceError(f"{path}: expected a number in [0, 1), got {quote(value)}")
     return value  # type: ignore[return-value]  # as given: 0 stays 0 in the JSON written back

@@ -47,6 +47,8 @@ class Trace:
     id: Optional[str] = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     format: str = FORMAT_VERSION
+    view: Optional[Mapping[str, frozenset[str]]] = None
+    """The outputs the trace records (``sends``: message types, ``records``: record types); None: all of them."""
 
 
 class Component(Protocol):
@@ -110,9 +112,64 @@ def trace_from_json(obj: object) -> Trace:
     steps = require(obj, "steps", list, "trace")
     meta = require(obj, "meta", dict, "trace", optional=True) or {}
     _bounded(meta, "meta")
-    return Trace(component=name, steps=tuple(step_from_json(component, s, f"steps[{i}]") for i, s in enumerate(steps)),
-                 standard=standard, explicit=explicit, id=require(obj, "id", str, "trace", optional=True),
-                 meta=meta, format=obj["format"])
+    view = obj.get("view")
+    view = None if view is None else view_from_json(name, view)
+    decoded = tuple(step_from_json(component, s, f"steps[{i}]") for i, s in enumerate(steps))
+    if view is not None:
+        for i, step in enumerate(decoded):
+            check_in_view(view, step, f"steps[{i}]")
+    return Trace(component=name, steps=decoded, standard=standard, explicit=explicit,
+                 id=require(obj, "id", str, "trace", optional=True), meta=meta, format=obj["format"], view=view)
+
+
+def view_kinds(component: str) -> dict[str, frozenset[str]]:
+    """The outputs a ``component``'s trace may restrict its view to, each with the type names it may list."""
+    if component == "raft":
+        from kraftspec.reference import raft_messages
+
+        polled = {"Tick", "Append", "Resign", "Send"}  # inputs of ``raft.step``, never sent
+        return {"sends": frozenset(name for name, cls in vars(raft_messages).items() if isinstance(cls, type)
+                                   and cls.__module__ == raft_messages.__name__ and hasattr(cls, "__dataclass_fields__")
+                                   and name not in polled)}
+    from kraftspec.traces.broker_trace import RECORD_TYPES
+
+    return {"records": frozenset(RECORD_TYPES)}
+
+
+def view_from_json(component: str, obj: object) -> dict[str, frozenset[str]]:
+    """A trace's ``view``: for each output it restricts, the type names it records (unknown names refused)."""
+    if not isinstance(obj, dict) or not obj:
+        raise TraceError("view: expected a non-empty object such as {\"sends\": [\"VoteResponse\"]}")
+    kinds = view_kinds(component)
+    view: dict[str, frozenset[str]] = {}
+    for output, names in obj.items():
+        known = kinds.get(output)
+        if known is None:
+            raise TraceError(f"view.{quote(output)}: a {component} trace restricts only {', '.join(sorted(kinds))}")
+        if not isinstance(names, list):
+            raise TraceError(f"view.{output}: expected an array of type names")
+        for i, name in enumerate(names):
+            if name not in known:
+                raise TraceError(f"view.{output}[{i}]: unknown type {quote(name)} (known: {', '.join(sorted(known))})")
+        view[output] = frozenset(names)
+    return view
+
+
+def check_in_view(view: Mapping[str, frozenset[str]], step: Step, path: str) -> None:
+    """Refuse a stated send or record whose type the trace's view leaves out (it could never be compared)."""
+    sends = view.get("sends")
+    if sends is not None and step.response is not None and isinstance(step.response.get("sends"), list):
+        for i, sent in enumerate(step.response["sends"]):
+            kind = sent.get("type") if isinstance(sent, dict) else None
+            if kind not in sends:
+                raise TraceError(f"{path}.output.response.sends[{i}].type: {quote(kind)} is outside the trace's view "
+                                 f"(view.sends: {', '.join(sorted(sends))})")
+    kept = view.get("records")
+    if kept is not None and step.records:
+        for i, (_, record) in enumerate(step.records):
+            if type(record).__name__ not in kept:
+                raise TraceError(f"{path}.output.records[{i}]: {type(record).__name__} is outside the trace's view "
+                                 f"(view.records: {', '.join(sorted(kept))})")
 
 
 def _bounded(value: object, path: str) -> None:
@@ -164,6 +221,8 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
     if trace.meta:
         obj["meta"] = dict(trace.meta)
     obj["initial"] = initial
+    if trace.view is not None:
+        obj["view"] = {output: sorted(names) for output, names in trace.view.items()}
     obj["steps"] = [step_to_json(component, step) for step in trace.steps]
     return obj
 

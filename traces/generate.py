@@ -3,14 +3,16 @@
 Writing streams: traces are produced one at a time and written as they come (Parquet in row
 groups of ``--row-group``), so memory stays bounded whatever ``--traces`` is. ``--mutant-share S``
 records ``round(N * S)`` of the simulated traces, evenly spread, under the component's mutants in turn
-(a set for ``kraftspec validate``). The seed is printed with the result.
+(a set for ``kraftspec validate``). The seed is printed with the result. A raft trace recorded under a mutant is
+redrawn until the mutant changed what the recorded node did (the reference flags the recording); how many draws
+that took per mutant is printed, and a mutant no draw exercised is named, its trace kept and marked.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, TextIO
 
@@ -20,6 +22,7 @@ from kraftspec.spec.tlc import TlcError
 from kraftspec.traces.format import Trace
 from kraftspec.traces.jsonl import write_jsonl
 from kraftspec.traces.parquet import write_parquet
+from kraftspec.traces.replay import replay
 
 EXIT_OK, EXIT_ERROR = 0, 2
 ROW_GROUP = 250
@@ -46,15 +49,43 @@ def mutant_plan(traces: int, share: float, names: list[str]) -> Iterator[Optiona
             yield None
 
 
-def generate_mixed(seed: int, traces: int, steps: int, share: float, component: str = "broker") -> Iterator[Trace]:
+MAX_DRAWS = 200
+"""How many simulations a raft mutant's trace may take before it is kept unexercised (and reported as such)."""
+
+
+@dataclass
+class MutantDraws:
+    """Per raft mutant, how many simulations each of its traces took until the recorded node showed the mutant (the
+    reference, replaying the recording, diverges: the mutant changed what was recorded), and how many traces no
+    draw of ``MAX_DRAWS`` made show it (those are kept, marked ``"exercised": false`` in their meta, never dropped)."""
+
+    draws: dict[str, list[int]] = field(default_factory=dict)
+    unexercised: dict[str, int] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """One line per mutant: its traces, the draws they took (mean, max), and any never exercised."""
+        out = []
+        for name in sorted(set(self.draws) | set(self.unexercised)):
+            taken, missed = self.draws.get(name, []), self.unexercised.get(name, 0)
+            shown = (f"{len(taken)} exercised, draws per trace mean {sum(taken) / len(taken):.1f} max {max(taken)}"
+                     if taken else "0 exercised")
+            never = f"; {missed} never exercised in {MAX_DRAWS} draws" if missed else ""
+            out.append(f"  mutant {name}: {len(taken) + missed} traces, {shown}{never}")
+        return out
+
+
+def generate_mixed(seed: int, traces: int, steps: int, share: float, component: str = "broker",
+                   draws: Optional[MutantDraws] = None) -> Iterator[Trace]:
     """Simulated traces of ``component`` (``broker`` or ``raft``) of which a ``share`` is recorded under its
     mutants (in turn).
 
     Trace ``i`` is ``simulate_one(seed, i, steps)``, under its mutant when it has one (named in its
-    ``meta``), so any trace of a set can be regenerated alone.
+    ``meta``), so any trace of a set can be regenerated alone. A raft mutant's trace is redrawn until the mutant
+    shows (:func:`_exercised`), counted in ``draws``.
     """
     simulate_one, names = _simulator(component)
-    return _recorded(simulate_one, seed, steps, mutant_plan(traces, share, names))
+    return _recorded(simulate_one, seed, steps, mutant_plan(traces, share, names),
+                     draws if component == "raft" else None)
 
 
 def _simulator(component: str) -> tuple[Callable[..., Trace], list[str]]:
@@ -69,24 +100,46 @@ def _simulator(component: str) -> tuple[Callable[..., Trace], list[str]]:
 
 
 def _recorded(simulate_one: Callable[..., Trace], seed: int, steps: int,
-              plan: Iterable[Optional[str]]) -> Iterator[Trace]:
-    """Trace ``i`` of ``seed``, recorded under the ``i``-th mutant of ``plan`` (None: the reference), named in its meta."""
+              plan: Iterable[Optional[str]], draws: Optional[MutantDraws] = None) -> Iterator[Trace]:
+    """Trace ``i`` of ``seed``, recorded under the ``i``-th mutant of ``plan`` (None: the reference), named in its meta.
+
+    With ``draws`` (raft), a mutant's trace is the first draw that exercises the mutant (:func:`_exercised`)."""
     for index, name in enumerate(plan):
         if name is None:
             yield simulate_one(seed, index, steps)
-        else:
+        elif draws is None:
             trace = simulate_one(seed, index, steps, mutants.get(name).applied())
             yield replace(trace, meta={**trace.meta, "mutant": name})
+        else:
+            yield _exercised(simulate_one, seed, index, steps, name, draws)
 
 
-def generate_raft_sim(seed: int, traces: int, steps: int, mutant: Optional[str]) -> Iterator[Trace]:
+def _exercised(simulate_one: Callable[..., Trace], seed: int, index: int, steps: int, name: str,
+               draws: MutantDraws) -> Trace:
+    """Trace ``index`` under mutant ``name``: draws 0, 1, ... of the simulation until the reference, replaying the
+    recording, diverges from it (the mutant changed what the recorded node did; a run where the mutant's rule is
+    never reached, or changes only the other nodes, records what the reference does). After ``MAX_DRAWS`` draws
+    the last one is kept, marked unexercised."""
+    mutant = mutants.get(name)
+    for draw in range(MAX_DRAWS):
+        trace = simulate_one(seed, index, steps, mutant.applied(), draw=draw)
+        if not replay(trace).conformant:
+            draws.draws.setdefault(name, []).append(draw + 1)
+            return replace(trace, meta={**trace.meta, "mutant": name})
+    draws.unexercised[name] = draws.unexercised.get(name, 0) + 1
+    return replace(trace, meta={**trace.meta, "mutant": name, "exercised": False})
+
+
+def generate_raft_sim(seed: int, traces: int, steps: int, mutant: Optional[str],
+                      draws: Optional[MutantDraws] = None) -> Iterator[Trace]:
     """``traces`` simulated raft traces (one node's view, ``traces/raft_simulate.py``), all under ``mutant`` if
-    given; an unknown mutant or one of another component is refused before anything is generated."""
+    given (each redrawn until it shows the mutant, counted in ``draws``); an unknown mutant or one of another
+    component is refused before anything is generated."""
     owner = mutants.get(mutant).component if mutant is not None else "raft"
     if owner != "raft":
         raise ValueError(f"mutant {mutant!r} belongs to component {owner!r}, not raft")
     simulate_one, _ = _simulator("raft")
-    return _recorded(simulate_one, seed, steps, [mutant] * traces)
+    return _recorded(simulate_one, seed, steps, [mutant] * traces, draws)
 
 
 def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
@@ -101,6 +154,7 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     or ``raft``: one node's view of ``KRaftQuorum.tla``).
     Parquet is written in row groups of ``row_group``.
     """
+    draws = MutantDraws()
     try:
         if not 0.0 <= mutant_share <= 1.0 or row_group < 1:
             raise ValueError("--mutant-share must be between 0 and 1 and --row-group at least 1")
@@ -109,9 +163,9 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
-            generated = generate_mixed(seed, traces, steps, mutant_share, component)
+            generated = generate_mixed(seed, traces, steps, mutant_share, component, draws)
         elif kind == "sim" and component == "raft":
-            generated = generate_raft_sim(seed, traces, steps, mutant)
+            generated = generate_raft_sim(seed, traces, steps, mutant, draws)
         elif kind == "sim":
             from kraftspec.traces.simulate import generate_sim
 
@@ -147,4 +201,6 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}{mutated}); reproduce with: kraftspec generate "
           f"{kind} --traces {traces} --seed {seed}{f' --steps {steps}' if kind == 'sim' else f' --cover {cover}'}"
           f"{options} --out {out}", file=stream)
+    for line in draws.lines():
+        print(line, file=stream)
     return EXIT_OK

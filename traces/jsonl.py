@@ -1,7 +1,9 @@
 """JSON Lines codec: one trace per line (``.jsonl``, or gzip-compressed ``.jsonl.gz``).
 
 Reading never stops at a bad line: each line yields its trace or the :class:`TraceError` that
-says why it is unreadable, with its 1-based line number. Writing streams (bounded memory).
+says why it is unreadable, with its 1-based line number. A line is decoded by orjson through the memos of
+:mod:`kraftspec.traces.fastdecode`; anything unusual (and every error) by the checked decoder, which names the error.
+Writing streams (bounded memory).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Union
 
+from kraftspec.traces import fastdecode
 from kraftspec.traces.format import Trace, trace_from_json, trace_to_json
 from kraftspec.traces.limits import MAX_LINE_BYTES, LimitError, describe_os_error, loads, open_regular
 from kraftspec.traces.values import TraceError
@@ -26,7 +29,17 @@ def _open(path: Union[str, Path], mode: str) -> IO[bytes]:
 
 def parse_line(line: bytes) -> Trace:
     """One line as a trace; truncated or invalid JSON, JSON beyond the limits (:mod:`kraftspec.traces.limits`), bad
-    fields and wrong versions raise :class:`TraceError`."""
+    fields and wrong versions raise :class:`TraceError` (:func:`parse_line_checked` decides anything unusual)."""
+    try:
+        with fastdecode.no_gc():
+            return fastdecode.trace(line)
+    except Exception:  # noqa: BLE001 - any doubt: the checked decoder decides (and names the error), below
+        pass
+    return parse_line_checked(line)
+
+
+def parse_line_checked(line: bytes) -> Trace:
+    """:func:`parse_line`'s trace, every check in the order of the format's definition (the errors' order)."""
     try:
         # a column past the end would point at the newline; trace_from_json checks the free-form parts' depth
         obj = loads(line.decode("utf-8").rstrip("\r\n"), depth=False)
@@ -59,6 +72,20 @@ def _lines(stream: IO[bytes]) -> Iterator[bytes]:
 def read_jsonl(path: Union[str, Path]) -> Iterator[tuple[int, Union[Trace, TraceError]]]:
     """(line number, trace or error) for every non-blank line of ``path``; a file that cannot be opened, or a
     compressed stream that breaks off, is one error item (at line 1, or at the line after the last one read)."""
+    for number, line in read_lines(path):
+        yield number, line if isinstance(line, TraceError) else parse(line)
+
+
+def parse(line: bytes) -> Union[Trace, TraceError]:
+    """:func:`parse_line`'s trace, or the error that makes the line unreadable."""
+    try:
+        return parse_line(line)
+    except TraceError as exc:
+        return exc
+
+
+def read_lines(path: Union[str, Path]) -> Iterator[tuple[int, Union[bytes, TraceError]]]:
+    """(line number, line or error) for every non-blank line of ``path``, undecoded; errors as :func:`read_jsonl`."""
     number = 0
     try:
         stream = _open(path, "rb")
@@ -70,13 +97,8 @@ def read_jsonl(path: Union[str, Path]) -> Iterator[tuple[int, Union[Trace, Trace
             for number, line in enumerate(_lines(stream), start=1):
                 if len(line) > MAX_LINE_BYTES:
                     yield number, TraceError(f"line longer than {MAX_LINE_BYTES} bytes")
-                    continue
-                if not line.strip():
-                    continue
-                try:
-                    yield number, parse_line(line)
-                except TraceError as exc:
-                    yield number, exc
+                elif line.strip():
+                    yield number, line
         except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt .gz stream (BadGzipFile is an OSError)
             yield number + 1, TraceError(f"unreadable compressed stream: {describe_os_error(exc)}")
 

@@ -39,6 +39,17 @@ def fields_of(kind: type) -> tuple[str, ...]:
     return names
 
 
+def field_values(value: Any) -> dict[str, Any]:
+    """A dataclass instance's fields by name, in order (``AttributeError`` for a value that is no dataclass)."""
+    kind = type(value)
+    names = _FIELDS.get(kind)
+    if names is None:
+        if not dataclasses.is_dataclass(kind):
+            raise AttributeError(f"{kind.__name__} has no fields")
+        names = fields_of(kind)
+    return {name: getattr(value, name) for name in names}
+
+
 def matches(got: Any, want: Any) -> bool:
     """Whether ``to_json(got)`` equals the JSON value ``want`` (False also when unsure)."""
     kind = type(got)

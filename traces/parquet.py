@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kraftspec.traces import fastdecode
 from kraftspec.traces.format import Step, Trace, components, step_from_json, trace_from_json, trace_to_json
 from kraftspec.traces.limits import (
     LimitError,
@@ -45,7 +46,10 @@ def _dump(value: Any) -> Optional[str]:
 
 
 def to_row(trace: Trace) -> dict[str, Any]:
-    """The Parquet row of one trace."""
+    """The Parquet row of one trace; a :class:`TraceError` for a trace with a ``view`` (no column holds it)."""
+    if trace.view is not None:
+        raise TraceError("a trace with a view cannot be written to Parquet (the trace-v1 columns carry no view); "
+                         "write it as JSON Lines")
     obj = trace_to_json(trace)
     steps = []
     for step in obj["steps"]:
@@ -100,37 +104,16 @@ def from_row(row: dict[str, Any]) -> Trace:
     which decides and names the first error. Both give the same trace.
     """
     try:
-        return _from_row_memoized(row)
+        with fastdecode.no_gc():
+            return _from_row_memoized(row)
     except Exception:  # noqa: BLE001 - any doubt: the checked decoder decides (and names the error), below
         pass
     return _from_row_checked(row)
 
 
-MEMO_ENTRIES = 1 << 14
-"""Entries per memo below (each is cleared when full): bounds their memory whatever the set's size."""
-_PARSED: dict[str, Any] = {}  # a JSON text -> its value (responses, post-states, record fields); never mutated
 _INPUTS: dict[tuple[str, str, Optional[int], str], tuple[str, Mapping[str, Any]]] = {}  # (component, action, now,
 # input text) -> the step's action and arguments (shared, never mutated)
 _RECORDS: dict[tuple[str, str, Optional[str]], Any] = {}  # (component, record type, fields text) -> the record
-_UNSEEN = object()
-
-
-def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
-    if len(memo) >= MEMO_ENTRIES:
-        memo.clear()
-    memo[key] = value
-    return value
-
-
-def _parsed(text: str) -> Any:
-    """The value of a JSON text that is exactly one JSON value (anything else raises)."""
-    value = _PARSED.get(text, _UNSEEN)
-    if value is _UNSEEN:
-        value, end = _scan(text, 0)
-        if end != len(text) or too_deep(value) or has_surrogate_escape(text):
-            raise ValueError("not exactly one JSON value within the limits")
-        _memo_put(_PARSED, text, value)
-    return value
 
 
 def _from_row_memoized(row: dict[str, Any]) -> Trace:
@@ -151,23 +134,23 @@ def _from_row_memoized(row: dict[str, Any]) -> Trace:
             raise TraceError(f"steps[{i}].now: {now!r}")
         decoded = _INPUTS.get((name, action, now, text))
         if decoded is None:
-            arguments = _parsed(text)
+            arguments = fastdecode.parsed_object(text)
             if type(arguments) is not dict:
                 raise TraceError(f"steps[{i}].input: expected a JSON object")
             given = step_from_json(component, {"input": {"action": action, **({"now": now} if now is not None else {}),
                                                          **arguments}}, f"steps[{i}]")
-            decoded = _memo_put(_INPUTS, (name, action, now, text), (given.action, given.input))
-        response = None if step["response"] is None else _parsed(step["response"])
+            decoded = fastdecode.memo_put(_INPUTS, (name, action, now, text), (given.action, given.input))
+        response = None if step["response"] is None else fastdecode.parsed_object(step["response"])
         if response is not None and type(response) is not dict:
             raise TraceError(f"steps[{i}].output.response: expected an object")
         listed = step["records"]
         records = None if listed is None else tuple([(r["offset"], _record(name, r, f"steps[{i}]")) for r in listed])
-        post = None if step["post"] is None else _parsed(step["post"])
+        post = None if step["post"] is None else fastdecode.parsed_object(step["post"])
         if post is not None and type(post) is not dict:
             raise TraceError(f"steps[{i}].post: expected an object")
         steps.append(Step(decoded[0], decoded[1], response, records, post))
     header = trace_from_json({"format": row["format"], "component": name,
-                              "initial": None if initial is None else _parsed(initial), "steps": [],
+                              "initial": None if initial is None else fastdecode.parsed_object(initial), "steps": [],
                               **({"id": row["id"]} if row.get("id") is not None else {}),
                               **({"meta": _load(row["meta"], "meta")} if row.get("meta") is not None else {})})
     return Trace(header.component, tuple(steps), header.standard, header.explicit, header.id, header.meta,
@@ -181,11 +164,11 @@ def _record(name: str, given: dict[str, Any], path: str) -> Any:
         raise TraceError(f"{path}: record offset {given['offset']!r}")
     record = _RECORDS.get((name, kind, text))
     if record is None:
-        fields = (None if text is None else _parsed(text)) or {}
+        fields = (None if text is None else fastdecode.parsed_object(text)) or {}
         if type(fields) is not dict or "offset" in fields or "type" in fields:
             raise TraceError(f"{path}: record fields {text!r}")
         _, record = components()[name].decode_record({"offset": given["offset"], "type": kind, **fields}, path)
-        _memo_put(_RECORDS, (name, kind, text), record)
+        fastdecode.memo_put(_RECORDS, (name, kind, text), record)
     return record
 
 
@@ -261,6 +244,18 @@ def reason(exc: BaseException) -> str:
     return escape_controls(text if isinstance(exc, (pa.ArrowException, OSError)) else f"{type(exc).__name__}: {text}")
 
 
+def row_group_rows(parquet: pq.ParquetFile, group: int, start: int, stop: int) -> list[dict[str, Any]]:
+    """Rows ``start``..``stop - 1`` of a row group as Python values (pyarrow's conversion); raises exactly as
+    converting the whole group would (invalid UTF-8 anywhere in it, for one), so a part of a group fails with it."""
+    table = parquet.read_row_group(group)
+    try:
+        table.validate(full=True)  # invalid UTF-8 anywhere in the group, without converting it
+    except pa.ArrowException:
+        table.to_pylist()  # the whole group's own error, as reading the group whole raises it
+    with fastdecode.no_gc():
+        return table.slice(start, stop - start).to_pylist()
+
+
 def read_parquet(path: Union[str, Path]) -> Iterator[tuple[Optional[int], int, Union[Trace, TraceError]]]:
     """(first row, row count, trace or error) per row; an unreadable file or row group is one error item.
 
@@ -279,8 +274,7 @@ def read_parquet(path: Union[str, Path]) -> Iterator[tuple[Optional[int], int, U
     first = 0
     for group, rows in enumerate(groups):
         try:
-            table = parquet.read_row_group(group)
-            batch = table.to_pylist()  # invalid UTF-8 in a string column raises here
+            batch = row_group_rows(parquet, group, 0, rows)
         except Exception as exc:  # noqa: BLE001 - as above: any failure of pyarrow on these bytes
             yield first, rows, TraceError(f"row group {group} (rows {first}-{first + rows - 1}) unreadable: "
                                           f"{reason(exc)}")

@@ -1,4 +1,4 @@
-"""Replaying partition trace steps through the reference (kraft-semantics §2), as ``broker_replay`` does for §1.
+"""Replaying partition trace steps through the reference (rules §2), as ``broker_replay`` does for §1.
 
 ``run`` runs one input and returns the reference's own response object and records; ``apply`` gives
 the response as JSON; ``post_matches`` compares stated post-state fields, ``observe`` is the
@@ -110,7 +110,7 @@ def _write(state: PartitionControl, records: tuple[PartitionChangeRecord, ...],
 
 
 def _events(state: PartitionControl) -> dict[str, Any]:
-    return {"metadata_version": state.metadata_version, "elr_enabled": state.elr_enabled}
+    return {"metadata_version": state.metadata_version, "elr_enabled": state.elr_enabled, "behaviour": state.behaviour}
 
 
 def _changed(state: PartitionControl, records: tuple[PartitionChangeRecord, ...],
@@ -504,7 +504,8 @@ def summarize(state: PartitionControl, clock: int) -> str:
         f"HW {s.high_watermark}{' pending ' + str(list(s.pending.proposed_isr)) if s.pending else ''}"
         for (b, t, p), s in sorted(state.leaders.items()))
     return "\n".join((
-        f"clock {clock}, metadata.version {state.metadata_version}, ELR {'on' if state.elr_enabled else 'off'}",
+        f"clock {clock}, metadata.version {state.metadata_version}, ELR {'on' if state.elr_enabled else 'off'}, "
+        f"Kafka {state.behaviour.name}",
         f"registrations: {brokers or '(none)'}",
         f"partitions: {partitions or '(none)'}",
         f"leader states: {leaders or '(none)'}",

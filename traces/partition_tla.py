@@ -8,7 +8,7 @@ becomes the reference calls that produce it (the calls ``spec/agree_partition.py
 the answer reaches the leader, by ``handle_alter_partition_result``, ...), recorded with the
 reference's responses and records, and matched to TLC's edge by the projected target state. The
 last step of an edge states as ``post`` the trace-format fields the spec's state after the edge
-gives and that the edge changed (kraft-semantics §2.3-§2.12).
+gives and that the edge changed (rules §2.3-§2.12).
 
 What the spec keeps beside the implementation's state (each broker's log, what it learned, the
 requests on the wire, the history of committed records) is the recorder's environment: it chooses

@@ -1,4 +1,4 @@
-"""The partition component of trace format v1: partition leadership and ISR (kraft-semantics §2).
+"""The partition component of trace format v1: partition leadership and ISR (rules §2).
 
 Each action is named after the reference function that decides it: the controller's AlterPartition
 (``alter_partition.alter_partition``, §2.10), ElectLeaders and its periodic tasks (``elect_leaders``,
@@ -26,8 +26,10 @@ from kraftspec.reference.elect_leaders import ElectLeadersRequest
 from kraftspec.reference.frozen import FrozenMap, PersistentMap
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition
+from kraftspec.reference.partition_rules import KAFKA_4_3, PARTITION_BEHAVIOURS, PartitionBehaviour
 from kraftspec.reference.records import MetadataRecord, PartitionRecord
 from kraftspec.traces.broker_trace import BROKER, Action, decode_arguments, input_plans
+from kraftspec.traces.limits import quote
 from kraftspec.traces.state_cache import ExplicitStates
 from kraftspec.traces.values import TraceError, decoder, require
 
@@ -49,6 +51,8 @@ class PartitionControl:
     in_flight: FrozenMap[LeaderKey, AlterPartitionPartition] = FrozenMap()
     """Each broker process's AlterPartitionManager: the request it sent for a partition and has no answer for yet
     (it outlives the leader state: new metadata drops the pending change, not the request; a restart drops it)."""
+    behaviour: PartitionBehaviour = KAFKA_4_3
+    """The Kafka version's partition rules (``partition_rules.PARTITION_BEHAVIOURS``)."""
 
 
 _NOW = {"now": (int, False)}
@@ -91,7 +95,7 @@ _INPUT_PLANS = input_plans(ACTIONS)
 
 _EXPLICIT_FIELDS: dict[str, tuple[Any, bool]] = {
     "metadata_version": (int, True), "elr_enabled": (bool, False), "brokers": (list, False), "topics": (list, False),
-    "partitions": (list, False), "leaders": (list, False), "next_offset": (int, False),
+    "partitions": (list, False), "leaders": (list, False), "next_offset": (int, False), "behaviour": (str, False),
 }
 _LEADER_FIELDS: dict[str, tuple[Any, bool]] = {
     "broker_id": (int, True), "topic_id": (str, True), "partition_id": (int, True), "log_end_offset": (int, False),
@@ -160,9 +164,9 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> Pa
     ``{metadata_version, elr_enabled=false, brokers=[BrokerRegistration], topics=[TopicInfo],
     partitions=[PartitionRecord fields without offset and type], leaders=[{broker_id, topic_id,
     partition_id, log_end_offset=0, high_watermark=0, min_insync_replicas=1, now=0,
-    replica_lag_time_max_ms=30000}], next_offset=0}``: records are written from ``next_offset`` on;
-    each leader is ``become_leader`` on the partition's
-    registration and the brokers at ``now`` (its broker epoch: its registration's).
+    replica_lag_time_max_ms=30000}], next_offset=0, behaviour="4.3+"}``: records are written from ``next_offset``
+    on; each leader is ``become_leader`` on the partition's registration and the brokers at ``now`` (its broker
+    epoch: its registration's); ``behaviour`` names the Kafka version's partition rules ("4.0", "4.1-4.2", "4.3+").
     """
     unknown = sorted(set(obj) - set(_EXPLICIT_FIELDS))
     if unknown:
@@ -199,8 +203,13 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> Pa
             min_insync_replicas=1 if given["min_insync_replicas"] is None else given["min_insync_replicas"],
             now_ms=given["now"] or 0,
             replica_lag_time_max_ms=partition_leader.REPLICA_LAG_TIME_MAX_MS if lag is None else lag)
+    behaviour = PARTITION_BEHAVIOURS.get(values["behaviour"] or KAFKA_4_3.name)
+    if behaviour is None:
+        raise TraceError(f"{path}.behaviour: expected one of {', '.join(PARTITION_BEHAVIOURS)}, "
+                         f"got {quote(values['behaviour'])}")
     return PartitionControl(values["metadata_version"], bool(values["elr_enabled"]), FrozenMap(brokers),
-                            FrozenMap(topics), PersistentMap(partitions), FrozenMap(leaders), values["next_offset"] or 0)
+                            FrozenMap(topics), PersistentMap(partitions), FrozenMap(leaders), values["next_offset"] or 0,
+                            behaviour=behaviour)
 
 
 cached_explicit_state = ExplicitStates(explicit_state)

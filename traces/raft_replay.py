@@ -1,4 +1,4 @@
-"""Replaying raft trace steps through one reference node (``kraftspec.reference.raft``, kraft-semantics §3).
+"""Replaying raft trace steps through one reference node (``kraftspec.reference.raft``, rules §3).
 
 ``run`` hands one input to ``raft.step`` (or ``raft.restart``) and returns the messages sent as the
 response ``{"sends": [...]}``; ``apply`` gives it as JSON; ``post_matches`` compares stated post-state
@@ -12,13 +12,14 @@ a step that differs there has its sends converted to JSON, for the diff that dec
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from operator import is_, itemgetter
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from kraftspec.reference import raft, raft_state
 from kraftspec.reference.errors import Errors
-from kraftspec.reference.frozen import assembler, evolve
+from kraftspec.reference.frozen import evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_messages import (
@@ -57,9 +58,6 @@ class AppendResult:
 
     sends: Sequence[dict[str, Any]]
     last_offset: Optional[int]
-
-
-_sends_response = assembler(Sends)  # ``Sends(sends)`` without the frozen ``__init__`` (once per step)
 
 
 def initial(trace: Trace) -> raft.RaftNode:
@@ -198,22 +196,25 @@ def _sends_match(sends: tuple[Send, ...], stated: Any) -> bool:
     return True
 
 
-def _stepped(node: raft.RaftNode, message: Any, now: int, jitter: int, bootstrap: int,
-             step: Step) -> tuple[raft.RaftNode, Sequence[dict[str, Any]]]:
+def _stepped(node: raft.RaftNode, message: Any, now: int, jitter: int, bootstrap: int, step: Step,
+             kept: Optional[frozenset[str]]) -> tuple[raft.RaftNode, Sequence[dict[str, Any]]]:
     """The node after ``message`` and its sends as the trace states them: the stated list itself when equal (the
-    replay then sees the response match at once), else the reference's sends as JSON, projected (the diff decides)."""
+    replay then sees the response match at once), else the reference's sends as JSON, projected (the diff decides).
+    ``kept``: the message types a trace's view records (the others are dropped before comparing)."""
     try:
         node, sends = raft.step(node, message, now, jitter, bootstrap, step.input.get("order", ()))
     except RaftFatalError as exc:  # Kafka's client throws and stops: the reference takes no such input
         raise RuntimeError(f"RaftFatalError: {exc}") from exc
+    if kept is not None:
+        sends = tuple(send for send in sends if type(send.message).__name__ in kept)
     stated = step.response.get("sends") if step.response is not None else None
     if stated is not None and _sends_match(sends, stated):
         return node, stated
     return node, _projected(tuple(map(sent, sends)), stated)
 
 
-def run(node: raft.RaftNode, clock: int, step: Step) -> Outcome:
-    """(node', clock', the response object or None, no records) for one step.
+def run(node: raft.RaftNode, clock: int, step: Step, kept: Optional[frozenset[str]] = None) -> Outcome:
+    """(node', clock', the response object or None, no records) for one step (``kept``: a view's message types).
 
     Raises ``RuntimeError`` (a fatal condition) or ``ValueError`` (an illegal transition) on an input the
     reference refuses. Response inputs without a correlation id answer the request outstanding to their source.
@@ -227,15 +228,15 @@ def run(node: raft.RaftNode, clock: int, step: Step) -> Outcome:
     if action == "append":
         records = args["records"]
         try:
-            after, sends = _stepped(node, Append(records), now, jitter, bootstrap, step)
+            after, sends = _stepped(node, Append(records), now, jitter, bootstrap, step, kept)
         except NotLeaderError:
             return node, now, AppendResult((), None), ()
         return after, now, AppendResult(sends, raft.append_offset(node, records)), ()
     message = args["message"] if "message" in args else Resign(args["epoch"]) if action == "resign" else Tick()
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])
-    node, sends = _stepped(node, message, now, jitter, bootstrap, step)
-    return node, now, _sends_response({"sends": sends}), ()
+    node, sends = _stepped(node, message, now, jitter, bootstrap, step, kept)
+    return node, now, Sends(sends=sends), ()
 
 
 def apply(node: raft.RaftNode, clock: int, step: Step) -> tuple[raft.RaftNode, int, Optional[dict[str, Any]], Written]:
@@ -386,6 +387,12 @@ def _fields_match(node: raft.RaftNode, clock: int, post: Mapping[str, Any]) -> b
     return True
 
 
+def _json(value: Any) -> str:
+    """A value as compact JSON, for the summary (sets as sorted arrays)."""
+    return json.dumps(to_json(value), separators=(",", ":"),
+                      default=lambda v: sorted(v) if isinstance(v, (set, frozenset)) else repr(v))
+
+
 def summarize(node: raft.RaftNode, clock: int) -> str:
     """One compact line per aspect of the node before a step."""
     log, stored = node.log, node.stored
@@ -393,9 +400,9 @@ def summarize(node: raft.RaftNode, clock: int) -> str:
     return "\n".join((
         f"clock {clock}, node {node.local_id} ({'voter' if node.is_voter else 'observer'} of {sorted(node.voters)}), "
         f"next correlation id {node.next_correlation_id}",
-        f"state: {node.state!r}",
+        f"state: {type(node.state).__name__} {_json(node.state)}",
         f"log: end offset {log.end_offset}, flushed {log.flushed_end_offset}, last fetched epoch "
         f"{log.last_fetched_epoch}, epochs {list(log.epoch_cache)}",
-        f"quorum-state file: epoch {stored.epoch}, leader {stored.leader_id}, vote {_key(stored.voted_key)}",
+        f"quorum-state file: epoch {stored.epoch}, leader {stored.leader_id}, vote {_json(_key(stored.voted_key))}",
         f"in flight: {inflight or '(none)'}",
     ))

@@ -1,4 +1,4 @@
-"""``kraftspec generate sim --component raft``: one node's view of a seeded simulated KRaft quorum (kraft-semantics §3).
+"""``kraftspec generate sim --component raft``: one node's view of a seeded simulated KRaft quorum (rules §3).
 
 The quorum is ``kraftspec.models.raft``'s: voters 1-3 and observer 4 over a network that delays,
 reorders, duplicates and loses messages (UpdateRaftVoter requests always: the reference does not model the
@@ -138,14 +138,16 @@ class _Quorum:
                 self.in_flight.pop(pick)
 
 
-def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextManager[Any] = nullcontext()) -> Trace:
+def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextManager[Any] = nullcontext(),
+                 draw: int = 0) -> Trace:
     """Trace ``index`` of seed ``seed``: up to ``steps`` inputs of one node of a simulated quorum.
 
     The nodes are started by the reference as it is; the simulation runs inside ``recording`` (a
     mutant's ``applied()``). It stops after ``steps`` recorded inputs, after 50 rules per step, or when
-    the recorded node refuses an input (a mutant's fatal condition).
+    the recorded node refuses an input (a mutant's fatal condition). ``draw`` > 0 simulates another run for the
+    same trace (``kraftspec.traces.generate`` redraws a mutant's trace until the mutant shows); it is in the id.
     """
-    rng = random.Random(f"raft:{seed}:{index}")
+    rng = random.Random(f"raft:{seed}:{index}" + (f":{draw}" if draw else ""))
     quorum = _Quorum(rng)
     with recording:
         for _ in range(50 * steps):
@@ -153,6 +155,6 @@ def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextMa
                 break
             quorum.rule()
     return Trace(component="raft", steps=tuple(quorum.steps[:steps]), explicit=quorum.explicit[quorum.recorded],
-                 id=f"sim-raft-{seed}-{index}",
+                 id=f"sim-raft-{seed}-{index}" + (f"-draw{draw}" if draw else ""),
                  meta={"generator": "kraftspec generate sim --component raft", "seed": seed, "index": index,
-                       "node": quorum.recorded})
+                       "node": quorum.recorded, **({"draw": draw} if draw else {})})

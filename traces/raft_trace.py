@@ -1,4 +1,4 @@
-"""The raft component of trace format v1: one KRaft quorum node's view (kraft-semantics §3, KIP-595 as in Kafka 4.x).
+"""The raft component of trace format v1: one KRaft quorum node's view (rules §3, KIP-595 as in Kafka 4.x).
 
 A raft trace is what ONE node (the implementation under test) received and sent. Each input is a
 message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter, bootstrap, order)``

@@ -1,4 +1,4 @@
-"""``kraftspec generate sim``: seeded multi-broker simulations recorded as traces (kraft-semantics §1.2–§1.9).
+"""``kraftspec generate sim``: seeded multi-broker simulations recorded as traces (rules §1.2–§1.9).
 
 Brokers follow the reference's broker-side lifecycle (``reference/broker_lifecycle.py``: register,
 catch up, unfence, heartbeat, controlled shutdown); the controller is the reference. Faults are

@@ -68,7 +68,13 @@ def judge_file(path: str, *, batch: Optional[int] = None) -> tuple[list[Judged],
             traces.append((where, item))
     options = {} if batch is None else {"batch": batch}
     spec = validate([trace for _, trace in traces], **options)
-    return [Judged(where, replay(trace), verdict) for (where, trace), verdict in zip(traces, spec)], errors
+    judged = []
+    for (where, trace), verdict in zip(traces, spec):
+        try:
+            judged.append(Judged(where, replay(trace), verdict))
+        except TraceError as exc:  # a stated output field the reference's output does not have
+            errors.append((where, " ".join(str(exc).split())))
+    return judged, errors
 
 
 def _label(path: str, where: str) -> str:

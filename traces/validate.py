@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
 from kraftspec.traces import validate_audit, validate_traces
+from kraftspec.traces.jobs import default_jobs
 from kraftspec.traces.limits import escape_controls
 from kraftspec.traces.validate_summary import summarize
 
@@ -112,27 +113,32 @@ def progress_bar(enabled: bool) -> Progress:
                     console=Console(stderr=True), transient=True, disable=not enabled)
 
 
-def run_job(job: Job, engine: str, report: str, master: Optional[str], show_progress: bool) -> int:
-    """Run ``job`` on ``engine`` into ``report``; returns the rows written."""
+def run_job(job: Job, engine: str, report: str, master: Optional[str], show_progress: bool, jobs: int = 1) -> int:
+    """Run ``job`` on ``engine`` (``local``: with ``jobs`` processes) into ``report``; returns the rows written."""
     with progress_bar(show_progress) as bar:
         if engine == "local":
             from kraftspec.traces.validate_local import run_local
 
-            return run_local(job, report, bar)
+            return run_local(job, report, bar, jobs)
         from kraftspec.traces.validate_spark import run_spark
 
         return run_spark(job, report, master, bar)
 
 
 def validate_command(paths: list[str], engine: str = "spark", report: str = "validate-report.parquet",
-                     master: Optional[str] = None, audit: bool = False, out: TextIO = sys.stdout,
-                     show_progress: Optional[bool] = None) -> int:
-    """Validate ``paths`` on ``engine``, write ``report``, print the summary; return the exit code."""
+                     master: Optional[str] = None, audit: bool = False, out: Optional[TextIO] = None,
+                     show_progress: Optional[bool] = None, jobs: Optional[int] = None) -> int:
+    """Validate ``paths`` on ``engine`` (``local``: with ``jobs`` processes, None: all cores), write ``report``, print
+    the summary to ``out`` (standard output when None, looked up at call time); return the exit code."""
+    out = sys.stdout if out is None else out
     if engine not in ENGINES:
         print(f"validate: error: unknown engine {engine!r} (known: {', '.join(ENGINES)})", file=out)
         return EXIT_ERROR
     if master is not None and engine != "spark":
         print("validate: error: --master applies to --engine spark only", file=out)
+        return EXIT_ERROR
+    if jobs is not None and engine != "local":
+        print("validate: error: --jobs applies to --engine local only (Spark sets its own parallelism)", file=out)
         return EXIT_ERROR
     job = audit_job(paths) if audit else trace_job(paths, report)
     if not job.units:
@@ -142,7 +148,8 @@ def validate_command(paths: list[str], engine: str = "spark", report: str = "val
     Path(report).parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:
-        written = run_job(job, engine, report, master, sys.stderr.isatty() if show_progress is None else show_progress)
+        written = run_job(job, engine, report, master, sys.stderr.isatty() if show_progress is None else show_progress,
+                          default_jobs() if jobs is None else jobs)
     except EngineError as exc:
         Path(report).unlink(missing_ok=True)  # no partial report
         print(f"validate: error: {exc}", file=out)

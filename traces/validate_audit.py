@@ -22,9 +22,13 @@ AUDIT_SCHEMA = pa.schema([
     ("path", pa.string()), ("verdict", pa.string()), ("metadata_version", pa.int64()), ("files", pa.int64()),
     ("records", pa.int64()), ("violations", pa.int64()), ("rules", pa.string()), ("first_violation", pa.string()),
     ("reason", pa.string()), ("report", pa.string())])
-"""One row per audited path: ``verdict`` ``ok``, ``violations`` or ``unreadable`` (a file's format error);
+"""One row per audited path: ``verdict`` ``ok``, ``violations``, ``unreadable`` (a file's format error) or
+``meta.properties refused`` (the directory's only refused file is meta.properties: its logs were read and replayed
+in full, and ``violations`` counts what they showed);
 ``rules`` counts the violations kept per rule (``rule:count`` lines); ``report`` is ``kraftspec audit
 --json``'s text for this path."""
+META_REFUSED = "meta.properties refused"
+"""The verdict of a directory whose one refused file is its meta.properties (bad input, exit code 2, as ``audit``)."""
 UNIT_SCHEMA = pa.schema([("path", pa.string()), ("location", pa.string()), ("rows", pa.int64())])
 """``path`` as given (reported) and ``location``, the absolute path audited (executors have their own working
 directories); ``rows`` is 1."""
@@ -62,7 +66,8 @@ def _row(path: str, report: AuditReport) -> dict[str, Any]:
     first = directory.violations[0] if directory.violations else None
     return {
         "path": path,
-        "verdict": "unreadable" if errors else "violations" if directory.violation_count else "ok",
+        "verdict": (META_REFUSED if directory.only_meta_refused else "unreadable" if errors
+                    else "violations" if directory.violation_count else "ok"),
         "metadata_version": directory.metadata_version, "files": len(directory.files),
         "records": sum(directory.record_counts.values()), "violations": directory.violation_count,
         "rules": "\n".join(f"{rule}:{count}" for rule, count in sorted(rules.items())) or None,

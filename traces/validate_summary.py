@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kraftspec.traces.limits import escape_controls
+from kraftspec.traces.validate_audit import META_REFUSED
 
 REASONS_SHOWN = 10
 """Distinct reasons for unreadable rows listed (the others are counted)."""
@@ -42,7 +43,7 @@ class Summary:
     def exit_code(self) -> int:
         """0 all good, 1 a finding (a divergence, a violation), 2 an unreadable row or path (bad input), as
         ``kraftspec check`` and ``kraftspec audit``."""
-        if self.verdicts["unreadable"]:
+        if self.verdicts["unreadable"] or self.verdicts[META_REFUSED]:
             return 2
         if self.kind == "audit":
             return 0 if self.verdicts["ok"] == self.total else 1
@@ -50,7 +51,8 @@ class Summary:
 
     def line(self) -> str:
         """One line with the totals (the accounting: every row read is in exactly one verdict)."""
-        order = ("ok", "violations", "unreadable") if self.kind == "audit" else ("conformant", "divergent", "unreadable")
+        order = (("ok", "violations", META_REFUSED, "unreadable") if self.kind == "audit"
+                 else ("conformant", "divergent", "unreadable"))
         counts = ", ".join(f"{self.verdicts[v]} {v}" for v in order)
         if self.kind == "audit":
             return f"audited {self.total} paths: {counts}"
@@ -94,7 +96,7 @@ class Summary:
             console.print("unreadable:", highlight=False)
             for line in self.unreadable:
                 console.print(f"  {line}", highlight=False, soft_wrap=True, markup=False)
-            more = self.verdicts["unreadable"] - len(self.unreadable)
+            more = self.verdicts["unreadable"] + self.verdicts[META_REFUSED] - len(self.unreadable)
             if more > 0:
                 console.print(f"  ... and {more} more (the report's reason column has every one)", highlight=False)
         console.print(f"{self.line()} ({how}); report: {report}", highlight=False, soft_wrap=True)
@@ -114,7 +116,7 @@ def summarize(kind: str, report: str) -> Summary:
                     summary.rules[rule] += int(count)
                 if reason:
                     summary.reasons[reason] += 1
-                if verdict == "unreadable" and len(shown) < UNREADABLE_SHOWN:
+                if verdict in ("unreadable", META_REFUSED) and len(shown) < UNREADABLE_SHOWN:
                     shown.append(escape_controls(f"{path}: {reason}"))
         return summary
     for batch in parquet.iter_batches(columns=["component", "verdict", "rule", "reason", "steps", "file", "row"]):

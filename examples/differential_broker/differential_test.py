@@ -40,7 +40,7 @@ def find_the_planted_bug() -> DivergenceError:
 def test_the_planted_bug_is_found() -> None:
     found = find_the_planted_bug()
     assert "state.heartbeat(" in shrunk_sequence(found)
-    assert "response.is_caught_up: expected True, observed False" in str(found)
+    assert "response.is_caught_up: expected true, observed false" in str(found)
 
 
 def shrunk_sequence(found: DivergenceError) -> str:

@@ -1,7 +1,7 @@
 """A small, independent broker-registration and heartbeat controller, to be checked against kraftspec.
 
 It knows nothing of kraftspec's reference: plain dicts, written from the rules as a reader of
-kraft-semantics §1.2–§1.5 would state them. It handles ``register_broker``, ``heartbeat`` and
+rules §1.2–§1.5 would state them. It handles ``register_broker``, ``heartbeat`` and
 ``advance_clock`` on a cluster without topics, and exposes responses only (an implementation need
 not expose the records it writes; it must still count them, since broker epochs are log offsets).
 

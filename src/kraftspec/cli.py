@@ -29,7 +29,8 @@ def _components_with_specs() -> list[str]:
 
 
 def cmd_tlc(args: argparse.Namespace) -> int:
-    """Model-check each component's spec with TLC: its config, then its ``.deep.cfg`` (larger bounds) where one exists."""
+    """Model-check each component's spec with TLC: its config, then (``--deep``) its ``.deep.cfg`` (larger bounds)
+    where one exists."""
     from kraftspec.spec.agree import load_model
     from kraftspec.spec.tla_parse import to_tla
     from kraftspec.spec.tlc import TlcError, run_tlc
@@ -43,7 +44,7 @@ def cmd_tlc(args: argparse.Namespace) -> int:
         for m in models:
             runs.append((m.spec_module, m.module_path, m.config_path))
             deep = m.config_path.with_suffix(".deep.cfg")  # larger bounds checked by TLC alone
-            if deep.exists():
+            if args.deep and deep.exists():
                 runs.append((f"{m.spec_module} ({deep.name})", m.module_path, deep))
     for name, module_path, config_path in runs:
         try:
@@ -121,20 +122,35 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return audit_command(paths, as_json=args.json)
 
 
+def _positive(text: str) -> int:
+    """An argument that must be a whole number of at least 1."""
+    if not (text.isascii() and text.isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def _jobs_or_all(jobs: Optional[int]) -> int:
+    """``--jobs`` as given, or all the cores this process may use."""
+    from kraftspec.traces.jobs import default_jobs
+
+    return default_jobs() if jobs is None else jobs
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Replay trace files through the reference; report each trace's first divergence."""
     if args.with_tlc:
         from kraftspec.traces.tlc_validate import check_with_tlc
         return check_with_tlc(args.traces, as_json=args.json)
     from kraftspec.traces.check import check_command
-    return check_command(args.traces, as_json=args.json)
+    return check_command(args.traces, as_json=args.json, jobs=_jobs_or_all(args.jobs))
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
-    """Real Kafka KRaft clusters on 127.0.0.1: fault scenarios, each followed by the audits and the live answers."""
+    """Real Kafka KRaft clusters (network namespaces, or 127.0.0.1 ports): fault scenarios, each followed by the
+    audits and the live answers."""
     from kraftspec.cluster.command import cluster_command
     return cluster_command(args.action, args.kafka, args.layout, args.scenarios, args.seed, args.dir, args.keep,
-                           args.json, tool=not args.no_tool)
+                           args.json, tool=not args.no_tool, network=args.network)
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
@@ -153,7 +169,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate Parquet trace sets (or audit metadata logs) on Spark or in one process; Parquet report and summary."""
     from kraftspec.traces.validate import validate_command
-    return validate_command(args.paths, args.engine, args.report, args.master, args.audit)
+    return validate_command(args.paths, args.engine, args.report, args.master, args.audit, jobs=args.jobs)
 
 
 def cmd_vectors(args: argparse.Namespace) -> int:
@@ -162,12 +178,30 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     if args.verify and not args.read_log:
         print("kraftspec vectors: --verify needs --read-log FILE (the files a consumer run opened)", file=sys.stderr)
         return EXIT_ERROR
-    return vectors_command(args.folder, args.traces, args.read_log if args.verify else None)
+    if args.read_log and not args.verify:
+        print("kraftspec vectors: --read-log is for --verify (check DIR against the files a consumer run opened); "
+              "nothing exported", file=sys.stderr)
+        return EXIT_ERROR
+    if args.verify and args.traces:
+        print("kraftspec vectors: --from is for exporting, not with --verify", file=sys.stderr)
+        return EXIT_ERROR
+    return vectors_command(args.folder, args.traces, args.read_log if args.verify else None, rules=args.rules)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Print rule-book entries: what a rule decides, Kafka's source, the KIP section, where they differ."""
+    from kraftspec.rulebook import explain_command
+    return explain_command(args.names, list_all=args.list)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Search (CrossHair diffbehavior) for inputs where a user's function and a reference rule disagree."""
-    from kraftspec.diff import diff_command
+    from kraftspec.diff import EXIT_ERROR, diff_command, list_command
+    if args.list:
+        return list_command()
+    if args.function is None or args.rule is None:
+        print("kraftspec diff: give MODULE:FUNC and RULE (or --list for the comparable rules)", file=sys.stderr)
+        return EXIT_ERROR
     return diff_command(args.function, args.rule, max_iterations=args.max_iterations,
                         per_condition_timeout=args.per_condition_timeout)
 
@@ -249,14 +283,20 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--timeout", type=float, default=2400.0, help="seconds allowed per TLC run (default 2400)")
         sub.add_argument("--workers", type=int, default=2, help="TLC worker threads (default 2)")
 
+    def deep_option(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--deep", action="store_true",
+                         help="also model-check each spec's .deep.cfg (larger bounds: tens of minutes on 2 cores)")
+
     main = add("main", cmd_main, "run the main job: TLC, agreement and scenarios, with a short report")
     tlc_options(main)
+    deep_option(main)
     main.set_defaults(components=[], module=None, config=None)
     tlc = add("tlc", cmd_tlc, "model-check component specs with TLC")
     tlc.add_argument("components", nargs="*", help="components (default: all with a spec)")
     tlc.add_argument("--module", help="check this TLA+ module instead of the components' specs")
     tlc.add_argument("--config", help="its TLC config (default: the .cfg beside the module)")
     tlc_options(tlc)
+    deep_option(tlc)
     agree = add("agree", cmd_agree, "check that the reference and the TLA+ spec have the same state graph")
     agree.add_argument("components", nargs="*", help="components (default: all with a spec)")
     tlc_options(agree)
@@ -270,8 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--quorum", action="store_true",
                        help="quorum audit: check the replicas' metadata logs (DIR...: every replica's data directory, "
                             "or a folder holding them) against each other")
-    cluster = add("cluster", cmd_cluster, "start a real Apache Kafka KRaft cluster on 127.0.0.1 (jars fetched with "
-                  "Maven), run seeded fault scenarios, and audit it and compare its live answers after each")
+    cluster = add("cluster", cmd_cluster, "start a real Apache Kafka KRaft cluster, each node on a test host in its own "
+                  "network namespace or on 127.0.0.1 ports (jars fetched with Maven), run seeded fault scenarios, and "
+                  "audit it and compare its live answers after each")
     cluster.add_argument("action", choices=["run", "fetch", "list"],
                          help="run: start, run the scenarios, check, stop; fetch: only fetch the jars; list: scenarios")
     cluster.add_argument("scenarios", nargs="*", help="scenario names (default: all of the layout's; see `list`)")
@@ -283,9 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--keep", action="store_true", help="keep the temporary folder")
     cluster.add_argument("--json", action="store_true", help="print the summary as JSON")
     cluster.add_argument("--no-tool", action="store_true", help="skip the kafka-cluster list-endpoints runs (faster)")
+    cluster.add_argument("--network", choices=["auto", "netns", "loopback"], default=None,
+                         help="auto (default, or $KRAFTSPEC_CLUSTER_NETWORK): network namespaces when root may use them, "
+                              "else 127.0.0.1 ports; netns: demand namespaces; loopback: force 127.0.0.1 ports")
     check = add("check", cmd_check, "replay traces (.jsonl, .jsonl.gz, .parquet) through the reference")
     check.add_argument("traces", nargs="+", metavar="TRACES", help="trace files")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--jobs", type=_positive, metavar="N",
+                       help="worker processes replaying the traces (default: all cores); the report is the same")
     check.add_argument("--with-tlc", action="store_true",
                        help="also validate each trace against the TLA+ spec with TLC; report both verdicts side by side")
     conform = add("conform", cmd_conform, "apply each trace's inputs to Apache Kafka's own classes (a JVM harness "
@@ -320,6 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--report", default="validate-report.parquet",
                           help="the report, one row per trace (default validate-report.parquet)")
     validate.add_argument("--audit", action="store_true", help="audit KRaft metadata logs instead of replaying traces")
+    validate.add_argument("--jobs", type=_positive, metavar="N",
+                          help="--engine local: worker processes (default: all cores); the report is the same")
     vectors = add("vectors", cmd_vectors, "export test vectors for other implementations (default source: the "
                   "bundled TLA+ traces), or with --verify check a consumer run's read log against the manifest")
     vectors.add_argument("folder", metavar="DIR", help="the vectors folder (written, or checked with --verify)")
@@ -327,10 +375,20 @@ def build_parser() -> argparse.ArgumentParser:
                          help="export the steps of these .jsonl/.jsonl.gz trace files instead (repeatable)")
     vectors.add_argument("--verify", action="store_true", help="check DIR against its manifest and --read-log")
     vectors.add_argument("--read-log", metavar="FILE", help="with --verify: the files a consumer run opened, one a line")
+    vectors.add_argument("--rule", dest="rules", action="append", default=[], metavar="PATTERN",
+                         help="only the rules an implementation covers (broker.heartbeat, heartbeat, 'raft/*'; "
+                              "repeatable), for the export and for --verify")
+    explain = add("explain", cmd_explain, "print the rule book's entry for a rule (what it decides, Kafka's source, "
+                  "the KIP section, where they differ) or a section")
+    explain.add_argument("names", nargs="*", metavar="RULE", help="e.g. broker.heartbeat, heartbeat, §1.5")
+    explain.add_argument("--list", action="store_true", help="list every section and rule")
     diff = add("diff", cmd_diff, "search for inputs where your function and a reference rule disagree "
                "(CrossHair diffbehavior); print them as a pytest test")
-    diff.add_argument("function", metavar="MODULE:FUNC", help="your function, importable from the current directory")
-    diff.add_argument("rule", metavar="RULE", help="a reference rule, e.g. broker_rules.session_expired")
+    diff.add_argument("function", metavar="MODULE:FUNC", nargs="?",
+                      help="your function, importable from the current directory")
+    diff.add_argument("rule", metavar="RULE", nargs="?", help="a reference rule, e.g. broker_rules.session_expired")
+    diff.add_argument("--list", action="store_true",
+                      help="list the comparable rules with their signatures and domains (contract preconditions)")
     diff.add_argument("--max-iterations", type=int, default=100,
                       help="CrossHair's max_uninteresting_iterations (default 100)")
     diff.add_argument("--per-condition-timeout", type=float, default=20.0,

@@ -2,24 +2,33 @@
 
 A thin wrapper over CrossHair's ``diffbehavior`` (symbolic execution): RULE names one of the small
 rule functions of ``kraftspec.reference`` (``broker_rules.session_expired``, or fully qualified), the
-user's function takes the same parameters. Every input found where the two return different values
-(or raise differently) is printed as a ready-to-paste pytest test that compares the user's function
-with the reference rule on those inputs: it fails against the user's function and passes against
-the rule. No difference within the budget is not a proof, unless CrossHair exhausted every path.
+user's function takes the same parameters. The search stays within the rule's domain: the ``pre:``
+conditions of the contracts in ``kraftspec.proofs`` that call the rule with their own parameters. Every
+input found where the two return different values (or raise differently) is printed, not only the
+first, as a ready-to-paste pytest test that compares the user's function with the reference rule on
+those inputs: it fails against the user's function and passes against the rule. No difference within
+the budget is not a proof, unless CrossHair exhausted every path. ``--list`` prints the comparable rules.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import inspect
+import pkgutil
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, TextIO
+from types import CodeType
+from typing import Any, Callable, Iterator, TextIO
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 REFERENCE = "kraftspec.reference"
+PROOFS = "kraftspec.proofs"
+RULE_MODULES = ("broker_rules", "partition_rules", "controller_rules", "raft_rules", "storage_rules")
 _ENUM_REPR = re.compile(r"<(\w+)\.(\w+): [^<>]*>")
 
 
@@ -43,6 +52,99 @@ class DiffReport:
     differences: list[Difference]
     iterations: int
     exhausted: bool
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """One ``pre:`` line of a contract in ``kraftspec.proofs``, over the rule's parameters (``names``: the
+    contract's parameter for each of the rule's)."""
+
+    text: str
+    contract: str
+    names: tuple[tuple[str, str], ...]
+    code: CodeType
+    scope: dict[str, Any]
+
+    def holds(self, arguments: dict[str, Any]) -> bool:
+        """Whether the condition holds for the rule's arguments (by the rule's parameter names)."""
+        return bool(eval(self.code, self.scope, {mine: arguments[theirs] for theirs, mine in self.names}))
+
+
+def _contract_calls(rule_module: str, rule_name: str) -> Iterator[tuple[Any, ast.FunctionDef, dict[str, str]]]:
+    """(proof module, contract, rule parameter -> contract parameter) for each contract that calls the rule with its
+    own parameters only (a contract that transforms them says nothing directly about the rule's domain)."""
+    rule_params = list(inspect.signature(getattr(importlib.import_module(rule_module), rule_name)).parameters)
+    alias = rule_module.rpartition(".")[2]
+    proofs = importlib.import_module(PROOFS)
+    for info in pkgutil.iter_modules(proofs.__path__):
+        module = importlib.import_module(f"{PROOFS}.{info.name}")
+        tree = ast.parse(inspect.getsource(module))
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            own = {a.arg for a in node.args.args}
+            for call in ast.walk(node):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == rule_name and isinstance(call.func.value, ast.Name)
+                        and call.func.value.id == alias):
+                    continue
+                given = list(zip(rule_params, call.args)) + [(k.arg, k.value) for k in call.keywords if k.arg]
+                if (len(given) == len(rule_params)
+                        and all(isinstance(v, ast.Name) and v.id in own for _, v in given)):
+                    yield module, node, {param: value.id for param, value in given}  # type: ignore[attr-defined]
+
+
+def preconditions(rule_module: str, rule_name: str) -> list[Precondition]:
+    """The ``pre:`` conditions of every contract in ``kraftspec.proofs`` that calls the rule with its own parameters."""
+    found = []
+    for module, node, names in _contract_calls(rule_module, rule_name):
+        doc = textwrap.dedent(ast.get_docstring(node) or "")
+        for line in doc.splitlines():
+            if line.strip().startswith("pre:"):
+                text = line.strip()[len("pre:"):].strip()
+                found.append(Precondition(text, f"{module.__name__}.{node.name}", tuple(names.items()),
+                                          compile(text, f"<{module.__name__}.{node.name} pre>", "eval"),
+                                          vars(module)))
+    return found
+
+
+def within_domain(function: Callable[..., Any], conditions: list[Precondition]) -> Callable[..., Any]:
+    """``function`` called only where every condition holds; elsewhere CrossHair drops the attempt (IgnoreAttempt)."""
+    if not conditions:
+        return function
+    from crosshair.util import IgnoreAttempt
+
+    signature = inspect.signature(function)
+
+    @functools.wraps(function)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        arguments = signature.bind(*args, **kwargs).arguments
+        for condition in conditions:
+            if not condition.holds(arguments):
+                raise IgnoreAttempt(f"outside the rule's domain: {condition.text}")
+        return function(*args, **kwargs)
+
+    return guarded
+
+
+def comparable_rules() -> list[tuple[str, str, list[Precondition]]]:
+    """Every rule ``kraftspec diff`` compares with: (``module.function``, its signature, its domain's conditions)."""
+    rules = []
+    for name in RULE_MODULES:
+        module = importlib.import_module(f"{REFERENCE}.{name}")
+        for rule_name, function in sorted(vars(module).items()):
+            if inspect.isfunction(function) and function.__module__ == module.__name__ and not rule_name.startswith("_"):
+                rules.append((f"{name}.{rule_name}", str(inspect.signature(function)).replace("'", ""),
+                              preconditions(module.__name__, rule_name)))
+    return rules
+
+
+def list_command(out: TextIO = sys.stdout) -> int:
+    """Print every comparable rule with its signature and the preconditions that bound the search."""
+    for name, signature, conditions in comparable_rules():
+        domain = "; ".join(c.text for c in conditions)
+        print(f"{name}{signature}" + (f"\n    domain: {domain}" if domain else ""), file=out)
+    return EXIT_OK
 
 
 def load_user(target: str) -> tuple[str, str, Callable[..., Any]]:
@@ -79,12 +181,13 @@ def load_rule(rule: str) -> tuple[str, str, Callable[..., Any]]:
 
 
 def search(user: Callable[..., Any], rule: Callable[..., Any], *, max_iterations: int = 100,
-           per_condition_timeout: float = 20.0) -> DiffReport:
-    """Run CrossHair's diff_behavior on the two functions within the budget."""
+           per_condition_timeout: float = 20.0, domain: tuple[Precondition, ...] = ()) -> DiffReport:
+    """Every difference CrossHair finds between the two functions within the budget, inputs outside ``domain``
+    skipped (both orders of the functions are searched, as ``diffbehavior`` does, each input reported once)."""
     from collections import Counter
 
     import crosshair.core_and_libs  # noqa: F401  (loads CrossHair's opcode patches and plugins)
-    from crosshair.diff_behavior import ExceptionEquivalenceType, diff_behavior
+    from crosshair.diff_behavior import ExceptionEquivalenceType, diff_behavior_with_signature
     from crosshair.fnutil import FunctionInfo
     from crosshair.options import DEFAULT_OPTIONS, AnalysisOptionSet
 
@@ -93,12 +196,20 @@ def search(user: Callable[..., Any], rule: Callable[..., Any], *, max_iterations
     stats: Counter[str] = Counter()
     options = DEFAULT_OPTIONS.overlay(AnalysisOptionSet(
         max_uninteresting_iterations=max_iterations, per_condition_timeout=per_condition_timeout, stats=stats))
-    found = diff_behavior(FunctionInfo.from_fn(user), FunctionInfo.from_fn(rule), options,
-                          ExceptionEquivalenceType.SAME_TYPE)
-    if isinstance(found, str):
-        raise DiffError(f"CrossHair could not compare them: {found}")
-    differences = [Difference(dict(d.args), _describe(d.result1), _describe(d.result2)) for d in found]
-    return DiffReport(differences, stats["num_paths"], stats["exhaustion"] > 0)
+    first, second = options.split_limits(0.5)
+    mine, theirs = (within_domain(f, list(domain)) for f in (user, rule))
+    resolved = [FunctionInfo.from_fn(f).callable() for f in (mine, theirs)]
+    if any(isinstance(item, str) for item in resolved):
+        raise DiffError(f"CrossHair could not compare them: {next(i for i in resolved if isinstance(i, str))}")
+    (fn1, sig1), (fn2, sig2) = resolved  # type: ignore[misc]
+    found = list(diff_behavior_with_signature(fn1, fn2, sig1, first, ExceptionEquivalenceType.SAME_TYPE))
+    found += [d.reverse() for d in diff_behavior_with_signature(fn2, fn1, sig2, second,
+                                                                ExceptionEquivalenceType.SAME_TYPE)]
+    differences: dict[tuple[tuple[str, str], ...], Difference] = {}
+    for d in found:
+        differences.setdefault(tuple(sorted(d.args.items())),
+                               Difference(dict(d.args), _describe(d.result1), _describe(d.result2)))
+    return DiffReport(list(differences.values()), stats["num_paths"], stats["exhaustion"] > 0)
 
 
 def _describe(result: Any) -> str:
@@ -106,7 +217,8 @@ def _describe(result: Any) -> str:
 
 
 def pytest_source(user_module: str, user_name: str, rule_module: str, rule_name: str,
-                  parameters: list[str], differences: list[Difference], command: str) -> str:
+                  parameters: list[str], differences: list[Difference], command: str,
+                  domain: tuple[Precondition, ...] = ()) -> str:
     """A pytest module asserting that the user's function behaves as the rule on each differing input."""
     rule_fn = getattr(importlib.import_module(rule_module), rule_name)
     enums = set()
@@ -135,6 +247,8 @@ def pytest_source(user_module: str, user_name: str, rule_module: str, rule_name:
         "",
         f"Inputs where {user_module}.{user_name} and {rule_module}.{rule_name} disagree. The rule:",
         f"{doc}",
+        *([f"Searched within the rule's domain: {'; '.join(c.text for c in domain)} "
+           f"({', '.join(sorted({c.contract for c in domain}))})."] if domain else []),
         '"""',
         "",
         "import pytest",
@@ -165,18 +279,22 @@ def diff_command(target: str, rule: str, *, max_iterations: int = 100, per_condi
     try:
         user_module, user_name, user = load_user(target)
         rule_module, rule_name, rule_fn = load_rule(rule)
-        report = search(user, rule_fn, max_iterations=max_iterations, per_condition_timeout=per_condition_timeout)
+        domain = tuple(preconditions(rule_module, rule_name))
+        report = search(user, rule_fn, max_iterations=max_iterations, per_condition_timeout=per_condition_timeout,
+                        domain=domain)
     except DiffError as exc:
         print(f"kraftspec diff: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if not report.differences:
         likely = ("all paths exhausted: the functions are likely equivalent" if report.exhausted else
                   "not every path was explored: raise --max-iterations or --per-condition-timeout to search longer")
+        within = f", within the rule's domain ({'; '.join(c.text for c in domain)})" if domain else ""
         print(f"# kraftspec diff: no difference between {target} and {rule_module}.{rule_name} within the budget "
-              f"({report.iterations} iterations; {likely})", file=out)
+              f"({report.iterations} iterations{within}; {likely})", file=out)
         return EXIT_OK
     command = f"kraftspec diff {target} {rule}"
     parameters = list(inspect.signature(rule_fn).parameters)
-    out.write(pytest_source(user_module, user_name, rule_module, rule_name, parameters, report.differences, command))
+    out.write(pytest_source(user_module, user_name, rule_module, rule_name, parameters, report.differences, command,
+                            domain))
     print(f"# {len(report.differences)} difference(s) found in {report.iterations} iterations", file=sys.stderr)
     return EXIT_FINDING

@@ -1,4 +1,4 @@
-"""A Hypothesis differential state machine for the partition component (kraft-semantics §2, traces/FORMAT.md).
+"""A Hypothesis differential state machine for the partition component (rules §2, traces/FORMAT.md).
 
 :func:`partition_machine` drives an implementation (an :class:`kraftspec.oracle.Adapter`, e.g.
 ``kraftspec.harness.adapter.KafkaAdapter("partition")``) and the reference side by side with the controller's
@@ -18,6 +18,7 @@ shrinks the sequence and the report prints it as a trace that ``kraftspec confor
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from hypothesis import HealthCheck, Phase, seed, settings
@@ -35,7 +36,7 @@ from kraftspec.models.partition_strategies import (
 from kraftspec.oracle import Adapter, Differential
 from kraftspec.reference import metadata_version as mv
 from kraftspec.reference.broker_registration import BrokerRegistration
-from kraftspec.reference.partition_rules import LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
+from kraftspec.reference.partition_rules import KAFKA_4_0, KAFKA_4_1, KAFKA_4_3, LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
 from kraftspec.traces.values import to_json
 
 CONTROLLER_ACTIONS = ("alter_partition", "elect_leaders", "maybe_balance_partition_leaders",
@@ -55,6 +56,39 @@ LEADER_FOCUS = LEADER_ACTIONS + ("alter_partition", "handle_broker_fenced", "han
 """The leader's inputs with the broker events and AlterPartitions that change what it learns (a run that spends
 its steps on the broker side)."""
 
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a Kafka version's partition component takes: the reference's behaviour for it
+    (``partition_rules.PARTITION_BEHAVIOURS``), its latest metadata.version, whether the harness drives the broker's
+    leader side on it (4.2 and later) and whether its reassignment request carries KIP-860's
+    AllowReplicationFactorChange (4.1 and later)."""
+
+    behaviour: str
+    max_metadata_version: int
+    leader_side: bool
+    replication_factor_flag: bool
+
+
+PROFILES = {
+    "4.0": Profile(KAFKA_4_0.name, 25, False, False),
+    "4.1": Profile(KAFKA_4_1.name, 27, False, True),
+    "4.2": Profile(KAFKA_4_1.name, 29, True, True),
+    "4.3": Profile(KAFKA_4_3.name, 30, True, True),
+    "4.4": Profile(KAFKA_4_3.name, 33, True, True),
+}
+"""By Kafka minor version (``MetadataVersion.LATEST_PRODUCTION`` of each)."""
+
+
+def profile(kafka_version: str) -> Profile:
+    """The profile of a Kafka version such as ``4.3.1``."""
+    minor = ".".join(kafka_version.split(".")[:2])
+    if minor not in PROFILES:
+        raise KeyError(f"no partition profile for Kafka {kafka_version} (known: {', '.join(PROFILES)})")
+    return PROFILES[minor]
+
+
 BROKER_IDS = tuple(range(MAX_BROKERS + 1))
 """Broker ids the inputs name: the strategies' 0..MAX_BROKERS-1 and one never registered."""
 
@@ -65,9 +99,11 @@ def directory_id(broker_id: int, index: int) -> str:
 
 
 @st.composite
-def initial_states(draw: st.DrawFn) -> dict[str, Any]:
-    """An explicit initial state of the partition component (FORMAT.md) from the public strategies."""
-    level = draw(metadata_versions)
+def initial_states(draw: st.DrawFn, kafka: Profile = PROFILES["4.3"]) -> dict[str, Any]:
+    """An explicit initial state of the partition component (FORMAT.md) from the public strategies, for the Kafka
+    version ``kafka``: its behaviour, a metadata.version it knows, leaders that have become leader already only
+    where it has the leader side."""
+    level = draw(metadata_versions.filter(lambda v: v <= kafka.max_metadata_version))
     elr = level >= mv.MV_4_0_IV1 and draw(st.booleans())
     directories = level >= mv.MV_3_7_IV2 and draw(st.booleans())
     brokers = []
@@ -105,16 +141,17 @@ def initial_states(draw: st.DrawFn) -> dict[str, Any]:
                                       for r in registration.replicas]
             partitions.append(obj)
     registered = {b["broker_id"] for b in brokers}
-    leaders = []
+    became = []
     for p in partitions:  # some leaders have become leader already (the explicit state's ``leaders``)
-        if p["leader"] in registered and draw(st.booleans()):
+        if kafka.leader_side and p["leader"] in registered and draw(st.booleans()):
             log_end = draw(st.integers(0, 4))
-            leaders.append({"broker_id": p["leader"], "topic_id": p["topic_id"], "partition_id": p["partition_id"],
+            became.append({"broker_id": p["leader"], "topic_id": p["topic_id"], "partition_id": p["partition_id"],
                             "log_end_offset": log_end, "high_watermark": draw(st.integers(0, log_end)),
                             "min_insync_replicas": draw(st.sampled_from((1, 2))),
                             "replica_lag_time_max_ms": draw(st.sampled_from((30000, 1000, -1)))})
     return {"metadata_version": level, "elr_enabled": elr, "brokers": brokers, "topics": topics,
-            "partitions": partitions, "leaders": leaders, "next_offset": draw(st.integers(0, 5))}
+            "partitions": partitions, "leaders": became, "next_offset": draw(st.integers(0, 5)),
+            "behaviour": kafka.behaviour}
 
 
 class StepCounter:
@@ -126,14 +163,16 @@ class StepCounter:
 
 
 def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] = ACTIONS,
-                      counter: Optional[StepCounter] = None) -> type[RuleBasedStateMachine]:
+                      counter: Optional[StepCounter] = None,
+                      kafka: Profile = PROFILES["4.3"]) -> type[RuleBasedStateMachine]:
     """A Hypothesis state machine that gives ``adapter()`` and the reference the same partition inputs.
 
-    Each example draws an explicit initial state (:func:`initial_states`), then rules among ``actions``. Run it as
+    Each example draws an explicit initial state (:func:`initial_states` for the Kafka version's profile
+    ``kafka``), then rules among ``actions`` (the leader's only where ``kafka`` has the leader side). Run it as
     ``TestX = partition_machine(lambda: KafkaAdapter("partition")).TestCase`` or with :func:`run_differential`.
     """
-    enabled = set(actions)
-    unknown = enabled - set(ACTIONS)
+    enabled = set(actions) if kafka.leader_side else set(actions) & set(CONTROLLER_ACTIONS)
+    unknown = set(actions) - set(ACTIONS)
     if unknown:
         raise ValueError(f"unknown partition action(s) {sorted(unknown)} (known: {', '.join(ACTIONS)})")
 
@@ -143,7 +182,7 @@ def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] =
         differential: Optional[Differential] = None
         incarnations = 0
 
-        @initialize(initial=initial_states())
+        @initialize(initial=initial_states(kafka))
         def start(self, initial: dict[str, Any]) -> None:
             self.differential = Differential(adapter(), {"explicit": initial}, "partition")
 
@@ -312,7 +351,8 @@ def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] =
                     target = data.draw(st.sampled_from(([], target + target[:1])), label="odd")
             self._send("alter_partition_reassignment", topic_name=name, partition_id=partition_id,
                        target_replicas=target,
-                       allow_replication_factor_change=data.draw(st.booleans(), label="allow rf change"))
+                       allow_replication_factor_change=not kafka.replication_factor_flag
+                       or data.draw(st.booleans(), label="allow rf change"))
 
         # -------------------------------------------------------------- broker events
 
@@ -460,7 +500,8 @@ def partition_machine(adapter: Callable[[], Adapter], actions: tuple[str, ...] =
 
 
 def run_differential(adapter: Callable[[], Adapter], run_seed: int, *, max_examples: int = 100, steps: int = 50,
-                     shrink: bool = True, actions: tuple[str, ...] = ACTIONS) -> dict[str, Any]:
+                     shrink: bool = True, actions: tuple[str, ...] = ACTIONS,
+                     kafka: Profile = PROFILES["4.3"]) -> dict[str, Any]:
     """Run :func:`partition_machine` with ``run_seed`` (printed; the run depends on it alone) and count its steps.
 
     Returns ``{"seed", "examples", "steps", "refused", "seconds"}``; a disagreement raises
@@ -469,7 +510,7 @@ def run_differential(adapter: Callable[[], Adapter], run_seed: int, *, max_examp
     """
     print(f"kraftspec partition differential: seed={run_seed} max_examples={max_examples} steps={steps}", flush=True)
     counter = StepCounter()
-    base = partition_machine(adapter, actions, counter)
+    base = partition_machine(adapter, actions, counter, kafka)
     machine = seed(run_seed)(type(f"PartitionDifferentialSeed{run_seed}", (base,), {}))
     phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
     started = time.perf_counter()
@@ -481,4 +522,5 @@ def run_differential(adapter: Callable[[], Adapter], run_seed: int, *, max_examp
             "seconds": time.perf_counter() - started}
 
 
-__all__ = ["ACTIONS", "CONTROLLER_ACTIONS", "LEADER_ACTIONS", "LEADER_FOCUS", "initial_states", "partition_machine", "run_differential", "StepCounter", "directory_id"]
+__all__ = ["ACTIONS", "CONTROLLER_ACTIONS", "LEADER_ACTIONS", "LEADER_FOCUS", "PROFILES", "Profile", "initial_states",
+           "partition_machine", "profile", "run_differential", "StepCounter", "directory_id"]

@@ -6,10 +6,12 @@
 * :func:`start` and :func:`check_step` walk a trace one step at a time: each check gives the
   reference's post-state to continue from, or the field-level differences and the deciding rule.
 * :class:`Adapter` is what another implementation provides to be compared with the reference input
-  by input (differential testing); :class:`Differential` runs it, and :func:`broker_machine` builds a
-  Hypothesis ``RuleBasedStateMachine`` that generates broker inputs, so Hypothesis finds and shrinks
+  by input (differential testing); :class:`Differential` runs it, and :func:`broker_machine`,
+  :func:`partition_machine`, :func:`controller_machine` and :func:`raft_machine` build a Hypothesis
+  ``RuleBasedStateMachine`` that generates that component's inputs, so Hypothesis finds and shrinks
   a sequence on which the two disagree. Inputs and outputs are in the trace format's JSON
-  vocabulary (``traces/FORMAT.md``), so an adapter needs nothing from the reference.
+  vocabulary (``traces/FORMAT.md``), so an adapter needs nothing from the reference; a ``view``
+  (``{"sends": ["VoteResponse"]}``) compares only the outputs an implementation covers.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from kraftspec.models.broker_strategies import BROKER_IDS, directory_of, registr
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
 from kraftspec.traces import replay as replay_module
 from kraftspec.traces.check import describe
-from kraftspec.traces.format import FORMAT_VERSION, Step, Trace, components, step_from_json, step_to_json, \
+from kraftspec.traces.format import FORMAT_VERSION, Step, Trace, check_in_view, components, step_from_json, \
     trace_from_json
 from kraftspec.traces.jsonl import dumps, parse_line, read_jsonl
 from kraftspec.traces.parquet import read_parquet
@@ -35,8 +37,8 @@ from kraftspec.traces.replay import REPLAYERS, FieldDiff, Verdict
 from kraftspec.traces.values import TraceError, to_json
 
 __all__ = ["Adapter", "Differential", "DivergenceError", "Position", "StepCheck", "Trace", "TraceError", "Verdict",
-           "assert_conformant", "broker_machine", "check_step", "describe", "read", "replay", "start",
-           "EMPTY_BROKER_CLUSTER"]
+           "assert_conformant", "broker_machine", "check_step", "controller_machine", "describe", "partition_machine",
+           "raft_machine", "read", "replay", "start", "EMPTY_BROKER_CLUSTER"]
 
 TraceLike = Union[Trace, Mapping[str, Any], str, bytes]
 EMPTY_BROKER_CLUSTER: dict[str, Any] = {"explicit": {
@@ -80,18 +82,22 @@ def read(path: Union[str, Path]) -> Iterator[tuple[str, Union[Trace, TraceError]
 
 @dataclass(frozen=True)
 class Position:
-    """Where a walk through a trace is: the component, the reference's state and the trace's clock."""
+    """Where a walk through a trace is: the component, the reference's state, the trace's clock and its view."""
 
     component: str
     state: Any
     clock: int = 0
+    view: Optional[Mapping[str, frozenset[str]]] = None
 
 
-def start(initial: Union[str, Mapping[str, Any]] = "broker/running-cluster", component: str = "broker") -> Position:
-    """The position before the first step: a standard state's name, or a trace's ``initial`` object."""
+def start(initial: Union[str, Mapping[str, Any]] = "broker/running-cluster", component: str = "broker",
+          view: Optional[Mapping[str, Any]] = None) -> Position:
+    """The position before the first step: a standard state's name, or a trace's ``initial`` object; ``view``: the
+    outputs compared, as a trace states it (e.g. ``{"sends": ["VoteResponse"]}``), None for all."""
     given = {"standard": initial} if isinstance(initial, str) else dict(initial)
-    trace = trace_from_json({"format": FORMAT_VERSION, "component": component, "initial": given, "steps": []})
-    return Position(component, REPLAYERS[component].initial(trace), 0)
+    trace = trace_from_json({"format": FORMAT_VERSION, "component": component, "initial": given, "steps": [],
+                             **({} if view is None else {"view": dict(view)})})
+    return Position(component, REPLAYERS[component].initial(trace), 0, trace.view)
 
 
 @dataclass(frozen=True)
@@ -111,20 +117,25 @@ class StepCheck:
         """This check as a trace verdict (the step at ``index`` of ``steps``), with the rule and prior state."""
         if self.conformant:
             return Verdict(trace_id, steps, None)
-        replayer = REPLAYERS[self.before.component]
-        name, doc = replayer.rule(self.step.action)
-        return Verdict(trace_id, steps, replay_module.Divergence(
-            index, step_to_json(components()[self.before.component], self.step)["input"], self.diffs, name, doc,
-            replayer.summarize(self.before.state, self.before.clock)))
+        before = self.before
+        return Verdict(trace_id, steps, replay_module.divergence(
+            before.component, self.step, index, before.state, before.clock, list(self.diffs), before.view))
 
 
 def check_step(position: Position, step: Union[Step, Mapping[str, Any]]) -> StepCheck:
-    """Judge one step (a :class:`Step` or its JSON object) from ``position``; continue from ``.after``."""
+    """Judge one step (a :class:`Step` or its JSON object) from ``position``; continue from ``.after``.
+
+    A :class:`TraceError` for a step stating an output outside the position's view, or a field the reference's
+    output does not have.
+    """
     if not isinstance(step, Step):
         step = step_from_json(components()[position.component], dict(step))
-    after, clock, found = replay_module.check_step(position.component, position.state, position.clock, step)
-    return StepCheck(step, position, None if after is None else Position(position.component, after, clock),
-                     tuple(found))
+    if position.view is not None:
+        check_in_view(position.view, step, "step")
+    after, clock, found = replay_module.check_step(position.component, position.state, position.clock, step,
+                                                   position.view)
+    return StepCheck(step, position, None if after is None else Position(position.component, after, clock,
+                                                                         position.view), tuple(found))
 
 
 class Adapter(Protocol):
@@ -160,9 +171,9 @@ class Differential:
     """
 
     def __init__(self, adapter: Adapter, initial: Mapping[str, Any] = EMPTY_BROKER_CLUSTER,
-                 component: str = "broker") -> None:
+                 component: str = "broker", view: Optional[Mapping[str, Any]] = None) -> None:
         self.adapter, self.initial, self.component = adapter, dict(initial), component
-        self.position = start(self.initial, component)
+        self.position = start(self.initial, component, view)
         self.steps: list[Step] = []
         adapter.reset(self.initial)
 
@@ -170,13 +181,15 @@ class Differential:
         """The inputs sent and the implementation's outputs, as a trace."""
         given = self.initial
         return Trace(self.component, tuple(self.steps), standard=given.get("standard"),
-                     explicit=given.get("explicit"), id=trace_id, meta={"generator": "kraftspec.oracle.Differential"})
+                     explicit=given.get("explicit"), id=trace_id, meta={"generator": "kraftspec.oracle.Differential"},
+                     view=self.position.view)
 
     def step(self, input: Mapping[str, Any]) -> Optional[StepCheck]:
         """Send ``input`` to both; None if the reference refuses it; :class:`DivergenceError` if they disagree."""
         component = components()[self.component]
         bare = step_from_json(component, {"input": dict(input)})
-        if replay_module.check_step(self.component, self.position.state, self.position.clock, bare)[0] is None:
+        if replay_module.check_step(self.component, self.position.state, self.position.clock, bare,
+                                    self.position.view)[0] is None:
             return None
         output = dict(self.adapter.step(dict(input)))
         obj: dict[str, Any] = {"input": dict(output.pop("input", input))}  # the adapter may state a choice it made
@@ -195,6 +208,27 @@ class Differential:
         assert checked.after is not None
         self.position = checked.after
         return checked
+
+
+def partition_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBasedStateMachine]:
+    """:func:`kraftspec.differential_partition.partition_machine`: the partition component's differential machine."""
+    from kraftspec.differential_partition import partition_machine as build
+
+    return build(adapter, **options)
+
+
+def controller_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBasedStateMachine]:
+    """:func:`kraftspec.differential_controller.controller_machine`: the controller component's differential machine."""
+    from kraftspec.differential_controller import controller_machine as build
+
+    return build(adapter, **options)
+
+
+def raft_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBasedStateMachine]:
+    """:func:`kraftspec.differential_raft.raft_machine`: one quorum node's differential machine (views allowed)."""
+    from kraftspec.differential_raft import raft_machine as build
+
+    return build(adapter, **options)
 
 
 ALL_BROKER_ACTIONS: tuple[str, ...] = (

@@ -1,10 +1,11 @@
 """The kraftspec pytest plugin (registered as a ``pytest11`` entry point, so installing kraftspec enables it).
 
 * ``--kraft-traces PATH`` (repeatable): every trace in the file (``.jsonl``, ``.jsonl.gz``,
-  ``.parquet``) becomes a test item named by its trace id (or ``line N`` / ``row N`` when it has
-  none), which replays it through the reference and fails with the divergence report. An
-  unreadable line or row is an item that fails with its one-line error, so every trace is accounted
-  for; a missing file is pytest's usage error ("file or directory not found").
+  ``.parquet``), or in every such file under a folder, becomes a test item named by its trace id (or
+  ``line N`` / ``row N`` when it has none), which replays it through the reference and fails with the
+  divergence report. An unreadable line or row, or a file without any trace, is an item that fails with
+  its one-line error, so nothing passes unchecked; a folder without trace files is a usage error, a missing
+  file pytest's ("file or directory not found").
 * The ``oracle`` fixture is :mod:`kraftspec.oracle` (``oracle.replay``, ``oracle.check_step``,
   ``oracle.assert_conformant``, ``oracle.broker_machine``, ...).
 """
@@ -18,6 +19,7 @@ from typing import Any, Iterator, Optional, Union
 import pytest
 
 OPTION = "--kraft-traces"
+SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
 _TRACE_FILES = pytest.StashKey[set]()  # the resolved paths given with --kraft-traces
 
 
@@ -29,9 +31,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Collect the trace files given with ``--kraft-traces`` along with the other arguments."""
-    paths = [str(Path(p).resolve()) for p in config.getoption("kraft_traces")]
+    paths = [str(file) for given in config.getoption("kraft_traces") for file in _trace_files(Path(given).resolve())]
     config.stash[_TRACE_FILES] = set(paths)
     config.args.extend(p for p in paths if p not in config.args)
+
+
+def _trace_files(path: Path) -> list[Path]:
+    """``path`` itself, or the trace files under a folder (a usage error when it holds none)."""
+    if not path.is_dir():
+        return [path]
+    found = sorted(f for f in path.rglob("*") if f.is_file() and f.name.endswith(SUFFIXES))
+    if not found:
+        raise pytest.UsageError(f"{OPTION} {path}: no trace file ({', '.join(SUFFIXES)}) in this folder")
+    return found
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Optional[pytest.Collector]:
@@ -61,6 +73,11 @@ class TraceFile(pytest.File):
                 name = f"{name} ({where})"
             seen.add(name)
             yield TraceItem.from_parent(self, name=name, where=where, item=item)
+        if not seen:
+            from kraftspec.traces.check import NO_TRACE
+            from kraftspec.traces.values import TraceError
+
+            yield TraceItem.from_parent(self, name="file", where="", item=TraceError(NO_TRACE))
 
 
 class TraceCheckFailure(Exception):
@@ -76,10 +93,14 @@ class TraceItem(pytest.Item):
 
     def runtest(self) -> None:
         from kraftspec.oracle import describe, replay
+        from kraftspec.traces.values import TraceError
 
         if isinstance(self.item, Exception):
             raise TraceCheckFailure(f"{self._label()}: error: {' '.join(str(self.item).split())}")
-        verdict = replay(self.item)
+        try:
+            verdict = replay(self.item)
+        except TraceError as exc:  # a stated output field the reference's output does not have
+            raise TraceCheckFailure(f"{self._label()}: error: {exc}") from None
         if verdict.divergence is not None:
             raise TraceCheckFailure(f"{self._label()} ({verdict.trace_id or 'no id'}): {describe(verdict)}")
 

@@ -1,4 +1,4 @@
-"""KRaft control records: the 4-byte key and the unframed control messages (metadata-records §2, §9).
+"""KRaft control records: the 4-byte key and the unframed control messages (rules §5.2, §5.9).
 
 The key is ``[int16 keyVersion][int16 type]``; a reader accepts ≥ 4 bytes and treats key versions
 above 0 as 0. The value is the message in flexible encoding without the metadata frame; its first
@@ -16,7 +16,7 @@ ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, K
 TYPE_NAMES = {ABORT: "AbortMarker", COMMIT: "CommitMarker", LEADER_CHANGE: "LeaderChange",
               SNAPSHOT_HEADER: "SnapshotHeader", SNAPSHOT_FOOTER: "SnapshotFooter",
               KRAFT_VERSION: "KRaftVersion", KRAFT_VOTERS: "Voters"}
-"""ControlRecordType (§2); any other type is UNKNOWN and ignored."""
+"""ControlRecordType (§5.2); any other type is UNKNOWN and ignored."""
 
 _DECODERS: dict[tuple[int, int], Decoder] = {
     (t, v): compile_decoder(s.fields, v) for t, s in CONTROL_MESSAGES.items() for v in range(s.lo, s.hi + 1)
@@ -35,7 +35,7 @@ class ControlRecord(NamedTuple):
 
 
 def control_type(key: Optional[bytes]) -> int:
-    """The control type from a control record key (§2: ≥ 4 bytes; key version ignored)."""
+    """The control type from a control record key (§5.2: ≥ 4 bytes; key version ignored)."""
     if key is None or len(key) < 4:
         raise DecodeError(0, f"control record key has {0 if key is None else len(key)} byte(s), needs 4")
     return int.from_bytes(key[2:4], "big", signed=True)

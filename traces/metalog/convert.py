@@ -1,6 +1,6 @@
 """Decoded record dicts -> the reference's frozen record dataclasses (``kraftspec.reference.records``).
 
-The dict keys are the schema's snake_case names (metadata-records §8); the dataclasses use the same
+The dict keys are the schema's snake_case names (rules §5.8); the dataclasses use the same
 names except for the endpoint/feature structs, whose ``min/max_supported_version`` become
 ``min_supported``/``max_supported``. Record types the reference does not model stay dicts.
 """

@@ -5,6 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+RUNS_DIR = CORPUS_DIR / "kraftspec__cluster-runs"
+"""The project's own clusters' logs (``kraftspec cluster run``), one folder per run and moment, node-N/data below."""
+
+
+def public_dirs() -> list[Path]:
+    """The bundled data directories that real clusters left in public repositories (all but :data:`RUNS_DIR`'s)."""
+    return [p for p in data_dirs() if RUNS_DIR not in p.parents]
 
 
 def data_dirs() -> list[Path]:

@@ -21,7 +21,7 @@ MAX_SMALL_FILE = 1 << 20
 _ENTRY = re.compile(r"-?[0-9]{1,19}")
 """An epoch or offset of leader-epoch-checkpoint: ASCII digits only (``str.isdigit`` also takes '²')."""
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
-"""The ``__cluster_metadata`` topic id, UUID(0, 1) (metadata-records §1)."""
+"""The ``__cluster_metadata`` topic id, UUID(0, 1) (rules §5.1)."""
 
 
 def _read_text(path: str) -> str:
@@ -54,7 +54,7 @@ def _key_offset(text: str, key: str) -> int:
 
 
 def read_quorum_state(path: str) -> QuorumStateData:
-    """Parse ``quorum-state`` with ``kraftspec.reference.raft_quorum_file`` (kraft-semantics §3.3); the error's
+    """Parse ``quorum-state`` with ``kraftspec.reference.raft_quorum_file`` (rules §3.3); the error's
     offset is the JSON syntax error's, or the offending key's."""
     text = _read_text(path)
     try:

@@ -1,8 +1,8 @@
 """The cluster image a metadata log (or snapshot) defines, built record by record.
 
-Broker records replay through ``kraftspec.reference.broker_registration`` (kraft-semantics §1.3–1.4),
+Broker records replay through ``kraftspec.reference.broker_registration`` (rules §1.3–1.4),
 partition records through ``kraftspec.reference.partition`` (§2.2); the other record types replay as
-metadata-records §7 describes. The audit reads the image *before* each record to judge it.
+rules §5.7 describes. The audit reads the image *before* each record to judge it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from kraftspec.reference.partition import PartitionRegistration, merge
 from kraftspec.reference.records import PartitionChangeRecord
 
 TOPIC_RESOURCE = 2
-"""ConfigRecord ResourceType TOPIC (metadata-records §5)."""
+"""ConfigRecord ResourceType TOPIC (rules §5.5)."""
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 ELR_VERSION = "eligible.leader.replicas.version"
@@ -186,7 +186,7 @@ class Image:
 
     @property
     def elr_enabled(self) -> bool:
-        """ELR is on iff ``eligible.leader.replicas.version`` ≥ 1 (kraft-semantics §2.7)."""
+        """ELR is on iff ``eligible.leader.replicas.version`` ≥ 1 (rules §2.7)."""
         return self.features.get(ELR_VERSION, 0) >= 1
 
     def topic_id_by_name(self, name: str) -> Optional[str]:
@@ -203,7 +203,7 @@ class Image:
             handler(self, record)
 
     def comparable(self) -> dict[str, Any]:
-        """Every family in a comparable form; kraft.version lives in control records, not here (metadata-records §6)."""
+        """Every family in a comparable form; kraft.version lives in control records, not here (rules §5.6)."""
         return {
             "features": {k: v for k, v in self.features.items() if k != KRAFT_VERSION},
             "brokers": {b: replace(r, listeners=_by_name(r.listeners), features=_by_name(r.features))
@@ -227,7 +227,7 @@ def _by_name(items: Any) -> Any:
 
 def differences(expected: Image, actual: Image, limit: int = 5) -> list[str]:
     """Where the log's image (``expected``) and a snapshot's (``actual``) differ, at most ``limit`` entries; a
-    snapshot holding no ZkMigrationStateRecord (4.x replays it as a no-op, metadata-records §5) is not judged on it."""
+    snapshot holding no ZkMigrationStateRecord (4.x replays it as a no-op, rules §5.5) is not judged on it."""
     out: list[str] = []
     left, right = expected.comparable(), actual.comparable()
     for family, a in left.items():

@@ -1,5 +1,5 @@
 """Write modified copies of metadata logs and snapshots: plant a violation in a real log (tests), or build
-a long log from a short one (benchmarks). Every rewritten batch gets a correct CRC-32C (metadata-records §2)."""
+a long log from a short one (benchmarks). Every rewritten batch gets a correct CRC-32C (rules §5.2)."""
 
 from __future__ import annotations
 

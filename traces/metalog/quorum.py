@@ -1,13 +1,17 @@
 """The quorum audit (``kraftspec audit --quorum DIR...``): the replicas' ``__cluster_metadata-0`` logs checked
 against each other, where the per-directory audit judges each log alone.
 
-Rules (kraft-semantics §3; KIP-595 "Log Matching", "Leader Completeness", "Election Safety"):
+Rules (rules §3; KIP-595 "Log Matching", "Leader Completeness", "Election Safety"):
 
 * ``quorum-readable``: every replica's log segments read (batch headers, lengths and CRC-32C checked).
 * ``quorum-committed-prefix-identical``: the committed prefix is what a majority of the voters hold identically,
   batch for batch (same offsets, epoch and CRC-32C), from the first offset they all hold; every replica, voter or
   observer, holds exactly that at each committed offset it has. The finding names the replica and the first
-  record offset that differs (records compared one by one when the batches differ).
+  record offset that differs (records compared one by one when the batches differ). One exception, a note and not
+  a finding: a stale suffix, where a replica's log from some committed offset on holds only batches of epochs
+  lower than the committed batch's there (a deposed leader cut off from the others, or a follower, holding entries
+  no majority took; KIP-595 log reconciliation truncates them at its next fetch). Files do not say how far a
+  replica had applied its log, so such a suffix is taken as uncommitted.
 * ``quorum-log-matching``: two replicas' batches at the same offset written in the same epoch are identical
   (only that epoch's one leader writes them).
 * ``quorum-no-committed-entry-lost``: a replica holds every committed offset between its log start and its log
@@ -106,6 +110,8 @@ class QuorumReport:
     latest_epoch: Optional[int]
     latest_leader: Optional[int]
     violations: list[QuorumViolation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Stale suffixes (see the module docstring): what the audit tolerated, and where."""
 
     @property
     def ok(self) -> bool:
@@ -126,6 +132,7 @@ class QuorumReport:
                           "quorum_state_epoch": getattr(r.quorum_state, "leader_epoch", None), "error": r.error}
                          for r in self.replicas],
             "violations": [asdict(v) for v in self.violations],
+            "notes": self.notes,
         }
 
     def render(self) -> str:
@@ -136,6 +143,7 @@ class QuorumReport:
             state = f", quorum-state epoch {qs.leader_epoch} leader {qs.leader_id}" if qs is not None else ""
             lines.append(f"   {r.name}: offsets {r.log_start}..{r.log_end}, {len(r.batches)} batches, "
                          f"epochs {sorted(r.epoch_starts)}{state}" + (f"; ERROR {r.error}" if r.error else ""))
+        lines.extend(f"   note: {note}" for note in self.notes)
         for v in self.violations:
             lines.append(f"   VIOLATION {v.rule} at offset {v.offset} in {v.replica}: {v.explanation} [{v.file}]")
         lines.append("quorum audit: OK" if self.ok else f"quorum audit: {len(self.violations)} violation(s)")
@@ -297,12 +305,18 @@ def audit_quorum(paths: Iterable[str | os.PathLike[str]]) -> QuorumReport:
             committed[base] = ident
             holders[base] = [r for r in voter_replicas if r.batches.get(base) == ident]
 
-    # every replica against the committed prefix
+    # every replica against the committed prefix (up to a stale suffix)
+    notes: list[str] = []
     for r in replicas:
         if r.log_start is None:
             continue
+        stale = _stale_suffix(r, committed)
+        if stale is not None:
+            epochs = sorted({b.epoch for o, b in r.batches.items() if o >= stale})
+            notes.append(f"{r.name} holds an uncommitted suffix from offset {stale} to {r.log_end} in epoch(s) {epochs}, "
+                         f"below the committed epoch {committed[stale].epoch} there (truncated at its next fetch)")
         for base, ident in sorted(committed.items()):
-            if base < r.log_start or base >= (r.log_end or 0):
+            if base < r.log_start or base >= (r.log_end or 0) or (stale is not None and base >= stale):
                 continue
             mine = r.batches.get(base)
             if mine == ident:
@@ -390,7 +404,20 @@ def audit_quorum(paths: Iterable[str | os.PathLike[str]]) -> QuorumReport:
                 f"quorum-state epoch {qs.leader_epoch} is below its own log's last epoch {own_epoch}")
         if qs.leader_id >= 0 and voters and qs.leader_id not in voters:
             add(r, file, 0, QUORUM_STATE_CONSISTENT, f"quorum-state names leader {qs.leader_id}, not a voter {list(voters)}")
-    return QuorumReport(replicas, tuple(voters), committed_end, latest_epoch, latest_leader, violations)
+    return QuorumReport(replicas, tuple(voters), committed_end, latest_epoch, latest_leader, violations, notes)
+
+
+def _stale_suffix(replica: Replica, committed: dict[int, BatchId]) -> Optional[int]:
+    """The first committed offset where ``replica`` holds another batch, if from there on its log holds only batches
+    of epochs lower than that committed batch's (a stale suffix, KIP-595 log reconciliation); else None."""
+    for base, ident in sorted(committed.items()):
+        mine = replica.batches.get(base)
+        if mine is None or mine == ident:
+            continue
+        if mine.epoch < ident.epoch and all(b.epoch < ident.epoch for o, b in replica.batches.items() if o >= base):
+            return base
+        return None
+    return None
 
 
 def quorum_command(paths: list[str], as_json: bool = False) -> int:

@@ -93,6 +93,12 @@ class DirectoryReport:
         """No violation and no format error."""
         return self.violation_count == 0 and not self.errors
 
+    @property
+    def only_meta_refused(self) -> bool:
+        """Its one refused file is meta.properties: the logs were read and replayed in full (issue 20), so the
+        directory is not unreadable; the exit code is still 2 (a refused file is bad input)."""
+        return bool(self.errors) and all(f.kind == "meta.properties" for f in self.errors)
+
 
 @dataclass
 class AuditReport:
@@ -128,9 +134,11 @@ class AuditReport:
         files = sum(len(d.files) for d in self.directories)
         records = sum(sum(d.record_counts.values()) for d in self.directories)
         violations = sum(d.violation_count for d in self.directories)
-        errors = sum(1 for d in self.directories for f in d.files if f.error)
+        refused = sum(1 for d in self.directories if d.only_meta_refused)
+        errors = sum(1 for d in self.directories for f in d.files if f.error) - refused
         return (f"audit: {len(self.directories)} data directories, {files} files, {records} records: "
-                f"{violations} violation(s), {errors} unreadable file(s)")
+                f"{violations} violation(s), {errors} unreadable file(s)"
+                + (f", {refused} meta.properties refused (their logs read and replayed in full)" if refused else ""))
 
     def dumps(self) -> str:
         """The JSON text of :meth:`to_json`."""
@@ -143,8 +151,8 @@ class AuditReport:
             mv = "none (pre-3.3: no FeatureLevelRecord)" if d.metadata_version is None else \
                 f"{d.metadata_version} ({name_of(d.metadata_version)})"
             verdict = "OK" if d.ok else "VIOLATIONS" if d.violation_count else "UNREADABLE"
-            if verdict == "UNREADABLE" and all(f.kind == "meta.properties" for f in d.errors):  # issue 20
-                verdict = "META.PROPERTIES REFUSED (the log was read and replayed in full)"
+            if verdict == "UNREADABLE" and d.only_meta_refused:  # issue 20
+                verdict = "META.PROPERTIES REFUSED (the log was read and replayed in full, no violation)"
             lines.append(f"== {d.path}: {verdict}"
                          + ("" if d.node_id is None else f" (node {d.node_id}, cluster {d.cluster_id})"))
             lines.append(f"   metadata.version {mv}; offsets {d.log_start_offset}..{d.log_end_offset}; "

@@ -3,7 +3,7 @@
 Each rule is a function named after the rule, registered for the apiKeys it judges; it returns a
 plain explanation when the record breaks it, else ``None``. Docstrings cite the fact and state any
 tolerance for what real logs do. Rules whose facts only hold for controller-written state are not
-applied while a ZooKeeper migration is in progress (ZkMigrationState 1 or 2, metadata-records §5),
+applied while a ZooKeeper migration is in progress (ZkMigrationState 1 or 2, rules §5.5),
 since the migration copies ZooKeeper's partition state as it is.
 """
 
@@ -35,9 +35,9 @@ from kraftspec.traces.metalog.image import METADATA_VERSION, Image
 
 MV_3_2_IV0 = LEVELS["3.2-IV0"]
 PRE_FEATURE_MV = LEVELS["3.0-IV1"]
-"""A log without FeatureLevelRecord predates KIP-778 and runs at 3.0-IV1 (metadata-records §6)."""
+"""A log without FeatureLevelRecord predates KIP-778 and runs at 3.0-IV1 (rules §5.6)."""
 MIGRATION_STATES = (1, 2)
-"""ZkMigrationState values during a migration in either numbering (3.4 swapped 1 and 2; metadata-records §5)."""
+"""ZkMigrationState values during a migration in either numbering (3.4 swapped 1 and 2; rules §5.5)."""
 
 
 @dataclass
@@ -87,11 +87,11 @@ def _broker_epoch(rec: Any) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Broker registrations (kraft-semantics §1.3, §1.4).
+# Broker registrations (rules §1.3, §1.4).
 
 @rule(0)
 def broker_epoch_increases(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §1.3: a new incarnation gets a new epoch (the next write offset), larger than any earlier
+    """rules §1.3: a new incarnation gets a new epoch (the next write offset), larger than any earlier
     epoch of the broker id; re-registering the same incarnation keeps the epoch (an amendment), or, as controllers
     before the amendment did (3.7's ``registerBroker``; a log does not say which wrote it), gets a new, larger one."""
     previous = history.broker_epochs.get(rec.broker_id)
@@ -109,7 +109,7 @@ def broker_epoch_increases(image: Image, history: History, rec: Any, offset: int
 
 @rule(0)
 def broker_epoch_not_after_record(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §1.3: the epoch is the offset of the operation's first record, so it is at most the
+    """rules §1.3: the epoch is the offset of the operation's first record, so it is at most the
     RegisterBrokerRecord's own offset (it is smaller when cleanup records come first, or for a re-registration)."""
     if rec.broker_epoch > offset:
         return f"broker {rec.broker_id} epoch {rec.broker_epoch} is after the record's offset {offset}"
@@ -118,7 +118,7 @@ def broker_epoch_not_after_record(image: Image, history: History, rec: Any, offs
 
 @rule(0)
 def new_registration_fenced(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §1.3: a new incarnation is registered fenced and not in controlled shutdown; re-registering
+    """rules §1.3: a new incarnation is registered fenced and not in controlled shutdown; re-registering
     the same incarnation at its epoch (an amendment) copies both flags from the current registration, and at a new
     epoch (controllers before the amendment) is a registration like a new incarnation's."""
     current = image.brokers.get(rec.broker_id)
@@ -134,7 +134,7 @@ def new_registration_fenced(image: Image, history: History, rec: Any, offset: in
 
 @rule(1, 7, 8, 17)
 def broker_change_matches_epoch(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §1.4: fence, unfence, change and unregister records name a registered broker and its
+    """rules §1.4: fence, unfence, change and unregister records name a registered broker and its
     current epoch (Kafka's replay throws otherwise)."""
     broker_id, epoch = _broker_id(rec), _broker_epoch(rec)
     current = image.brokers.get(broker_id)
@@ -147,7 +147,7 @@ def broker_change_matches_epoch(image: Image, history: History, rec: Any, offset
 
 @rule(17)
 def broker_change_values(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §1.4: ``Fenced`` is 1, 0 or −1 and ``InControlledShutdown`` is 0 or 1 (no "leave ICS")."""
+    """rules §1.4: ``Fenced`` is 1, 0 or −1 and ``InControlledShutdown`` is 0 or 1 (no "leave ICS")."""
     if rec.fenced not in (-1, 0, 1) or rec.in_controlled_shutdown not in (0, 1):
         return f"broker {rec.broker_id} change has fenced={rec.fenced}, in_controlled_shutdown={rec.in_controlled_shutdown}"
     return None
@@ -155,7 +155,7 @@ def broker_change_values(image: Image, history: History, rec: Any, offset: int) 
 
 @rule(7, 8, 17)
 def fencing_record_for_mv(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5–6: FenceBrokerRecord/UnfenceBrokerRecord are written only below 3.3-IV2, from which
+    """rules §5.5–5.6: FenceBrokerRecord/UnfenceBrokerRecord are written only below 3.3-IV2, from which
     BrokerRegistrationChangeRecord replaces them."""
     mv = mv_of(image)
     if hasattr(rec, "id") and mv >= MV_3_3_IV2:
@@ -167,7 +167,7 @@ def fencing_record_for_mv(image: Image, history: History, rec: Any, offset: int)
 
 @rule(17)
 def broker_change_fields_for_mv(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5–6: controlled shutdown needs 3.3-IV3, log directories 3.7-IV2, cordoned directories 4.3-IV0."""
+    """rules §5.5–5.6: controlled shutdown needs 3.3-IV3, log directories 3.7-IV2, cordoned directories 4.3-IV0."""
     mv = mv_of(image)
     for present, needed, what in ((rec.in_controlled_shutdown != 0, MV_3_3_IV3, "InControlledShutdown"),
                                   (bool(rec.log_dirs), MV_3_7_IV2, "LogDirs"),
@@ -179,7 +179,7 @@ def broker_change_fields_for_mv(image: Image, history: History, rec: Any, offset
 
 @rule(7, 17)
 def fenced_broker_leads_nothing(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.9: fencing writes the PartitionChangeRecords moving leadership away first, then the fence
+    """rules §2.9: fencing writes the PartitionChangeRecords moving leadership away first, then the fence
     record, so a broker being fenced leads no partition."""
     if not hasattr(rec, "id") and rec.fenced != 1:
         return None
@@ -192,7 +192,7 @@ def fenced_broker_leads_nothing(image: Image, history: History, rec: Any, offset
 
 @rule(0, 3, 5)
 def record_version_for_mv(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5 "Record versions the controller writes": RegisterBrokerRecord per
+    """rules §5.5 "Record versions the controller writes": RegisterBrokerRecord per
     ``registerBrokerRecordVersion`` (0 below 3.3-IV3), Partition(Change)Record per ``partitionChangeRecordVersion``."""
     mv = mv_of(image)
     if rec.API_KEY == 0:
@@ -206,7 +206,7 @@ def record_version_for_mv(image: Image, history: History, rec: Any, offset: int)
 
 @rule(27)
 def controller_registration_for_mv(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5: RegisterControllerRecord (KIP-919) needs metadata.version ≥ 3.7-IV0."""
+    """rules §5.5: RegisterControllerRecord (KIP-919) needs metadata.version ≥ 3.7-IV0."""
     mv = mv_of(image)
     if mv < MV_3_7_IV0:
         return f"controller {rec.controller_id} registered at metadata.version {mv} (needs 3.7-IV0)"
@@ -214,11 +214,11 @@ def controller_registration_for_mv(image: Image, history: History, rec: Any, off
 
 
 # ---------------------------------------------------------------------------------------------------
-# Features and transactions (metadata-records §5–7).
+# Features and transactions (rules §5.5–5.7).
 
 @rule(12)
 def metadata_version_valid(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5–6: metadata.version is a defined level and is never removed (level 0)."""
+    """rules §5.5–5.6: metadata.version is a defined level and is never removed (level 0)."""
     if rec.name == METADATA_VERSION and rec.feature_level not in LEVELS.values():
         return f"metadata.version set to undefined level {rec.feature_level}"
     return None
@@ -226,7 +226,7 @@ def metadata_version_valid(image: Image, history: History, rec: Any, offset: int
 
 @rule(23, 24, 25)
 def transaction_nesting(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5: Begin/End/AbortTransactionRecord bracket a metadata transaction; they do not nest."""
+    """rules §5.5: Begin/End/AbortTransactionRecord bracket a metadata transaction; they do not nest."""
     begin = "name" in rec
     if begin and history.in_transaction:
         return "BeginTransactionRecord inside an open transaction"
@@ -237,7 +237,7 @@ def transaction_nesting(image: Image, history: History, rec: Any, offset: int) -
 
 @rule(23, 24, 25)
 def transactions_for_mv(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §5: metadata transactions need metadata.version ≥ 3.6-IV1. Tolerance: the bootstrap
+    """rules §5.5: metadata transactions need metadata.version ≥ 3.6-IV1. Tolerance: the bootstrap
     transaction opens before its own FeatureLevelRecord, so records before any metadata.version pass."""
     mv = image.metadata_version
     if mv is not None and mv < MV_3_6_IV1:
@@ -246,11 +246,11 @@ def transactions_for_mv(image: Image, history: History, rec: Any, offset: int) -
 
 
 # ---------------------------------------------------------------------------------------------------
-# Topics and partitions (kraft-semantics §2).
+# Topics and partitions (rules §2).
 
 @rule(2)
 def topic_unique(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §7: a TopicRecord creates a topic; its id and name are not already in use."""
+    """rules §5.7: a TopicRecord creates a topic; its id and name are not already in use."""
     if rec.topic_id in image.topics:
         return f"topic id {rec.topic_id} already exists (as {image.topics[rec.topic_id]!r})"
     if image.topic_id_by_name(rec.name) is not None:
@@ -260,7 +260,7 @@ def topic_unique(image: Image, history: History, rec: Any, offset: int) -> Optio
 
 @rule(3, 5, 9)
 def partition_topic_exists(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """metadata-records §7: partition records and RemoveTopicRecord refer to an existing topic; a
+    """rules §5.7: partition records and RemoveTopicRecord refer to an existing topic; a
     PartitionChangeRecord to an existing partition."""
     if rec.topic_id not in image.topics:
         return f"topic {rec.topic_id} does not exist"
@@ -271,7 +271,7 @@ def partition_topic_exists(image: Image, history: History, rec: Any, offset: int
 
 @rule(3)
 def partition_record_is_new(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.1: PartitionRecord is written when a partition is created; later changes are
+    """rules §2.1: PartitionRecord is written when a partition is created; later changes are
     PartitionChangeRecords. Not applied during a ZooKeeper migration."""
     if not migrating(image) and (rec.topic_id, rec.partition_id) in image.partitions:
         return f"PartitionRecord for existing partition {rec.partition_id} of {image.topics.get(rec.topic_id)!r}"
@@ -280,7 +280,7 @@ def partition_record_is_new(image: Image, history: History, rec: Any, offset: in
 
 @rule(3)
 def partition_created_at_epoch_zero(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.1: at creation leaderEpoch = partitionEpoch = 0, RECOVERED, leader = isr[0]. Not applied
+    """rules §2.1: at creation leaderEpoch = partitionEpoch = 0, RECOVERED, leader = isr[0]. Not applied
     during a ZooKeeper migration."""
     if migrating(image) or (rec.topic_id, rec.partition_id) in image.partitions:
         return None
@@ -302,7 +302,7 @@ def partition_after(image: Image, rec: Any) -> Optional[PartitionRegistration]:
 
 @rule(3, 5)
 def replicas_valid(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.1, §2.6: replicas are distinct non-negative broker ids with one directory each."""
+    """rules §2.1, §2.6: replicas are distinct non-negative broker ids with one directory each."""
     after = history.partition_after
     if after is None:
         return None
@@ -315,7 +315,7 @@ def replicas_valid(image: Image, history: History, rec: Any, offset: int) -> Opt
 
 @rule(3, 5)
 def isr_valid(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.6 ``Replicas.validateIsr``: ISR ⊆ replicas, no duplicates, no negative ids."""
+    """rules §2.6 ``Replicas.validateIsr``: ISR ⊆ replicas, no duplicates, no negative ids."""
     after = history.partition_after
     if after is not None and not is_valid_isr(after.isr, after.replicas):
         return f"ISR {after.isr} is not a duplicate-free subset of replicas {after.replicas}"
@@ -324,7 +324,7 @@ def isr_valid(image: Image, history: History, rec: Any, offset: int) -> Optional
 
 @rule(3, 5)
 def leader_in_isr(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.6: after a controller change the leader is in the ISR, or there is no leader (−1)."""
+    """rules §2.6: after a controller change the leader is in the ISR, or there is no leader (−1)."""
     after = history.partition_after
     if after is not None and after.leader != NO_LEADER and after.leader not in after.isr:
         return f"leader {after.leader} is not in ISR {after.isr}"
@@ -333,7 +333,7 @@ def leader_in_isr(image: Image, history: History, rec: Any, offset: int) -> Opti
 
 @rule(5)
 def partition_change_values(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.1: Leader is −2 (no change), −1 or a broker id; LeaderRecoveryState is −1, 0 or 1."""
+    """rules §2.1: Leader is −2 (no change), −1 or a broker id; LeaderRecoveryState is −1, 0 or 1."""
     if rec.leader < NO_LEADER_CHANGE or rec.leader_recovery_state not in (-1, 0, 1):
         return f"leader {rec.leader}, leader recovery state {rec.leader_recovery_state}"
     return None
@@ -341,7 +341,7 @@ def partition_change_values(image: Image, history: History, rec: Any, offset: in
 
 @rule(5)
 def partition_change_not_empty(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.3 step 11: the controller writes no PartitionChangeRecord that changes nothing."""
+    """rules §2.3 step 11: the controller writes no PartitionChangeRecord that changes nothing."""
     if change_record_is_no_op(rec):
         return f"PartitionChangeRecord for partition {rec.partition_id} changes nothing"
     return None
@@ -360,7 +360,7 @@ def _inactive(image: Image, broker: int) -> Optional[str]:
 
 @rule(3, 5)
 def new_leader_active(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.1, §2.4: a newly chosen leader is registered, unfenced and not in controlled shutdown
+    """rules §2.1, §2.4: a newly chosen leader is registered, unfenced and not in controlled shutdown
     (unfencing writes its BrokerRegistrationChangeRecord before the elections, §2.9). Re-setting the current
     leader (epoch bump) is not an election. Not applied during a ZooKeeper migration."""
     if migrating(image) or rec.leader < 0:
@@ -377,7 +377,7 @@ def new_leader_active(image: Image, history: History, rec: Any, offset: int) -> 
 
 @rule(3, 5)
 def isr_additions_active(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.1 (creation ISR = active replicas) and §2.10 step 11 (INELIGIBLE_REPLICA): a broker
+    """rules §2.1 (creation ISR = active replicas) and §2.10 step 11 (INELIGIBLE_REPLICA): a broker
     joining the ISR is registered, unfenced and not in controlled shutdown. Not applied during a ZooKeeper migration."""
     if migrating(image) or rec.isr is None:
         return None
@@ -402,7 +402,7 @@ def _explained_by_version(image: Image, problem: str) -> str:
 
 @rule(5)
 def leader_epoch_bump_on_isr_shrink(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.3 step 7, §2.5: below metadata.version 3.6-IV0 an ISR shrink bumps the leader epoch, so the
+    """rules §2.3 step 7, §2.5: below metadata.version 3.6-IV0 an ISR shrink bumps the leader epoch, so the
     record sets Leader (≠ −2)."""
     current = image.partitions.get((rec.topic_id, rec.partition_id))
     if current is None or rec.isr is None or rec.leader != NO_LEADER_CHANGE:
@@ -414,7 +414,7 @@ def leader_epoch_bump_on_isr_shrink(image: Image, history: History, rec: Any, of
 
 @rule(5)
 def leader_epoch_bump_on_replica_removal(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.3 step 4, §2.5: a replica set that drops a current replica bumps the leader epoch
+    """rules §2.3 step 4, §2.5: a replica set that drops a current replica bumps the leader epoch
     (Leader ≠ −2)."""
     current = image.partitions.get((rec.topic_id, rec.partition_id))
     if current is None or rec.replicas is None or rec.leader != NO_LEADER_CHANGE:
@@ -426,7 +426,7 @@ def leader_epoch_bump_on_replica_removal(image: Image, history: History, rec: An
 
 @rule(5)
 def isr_not_empty_without_elr(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.3 step 6, §2.6: without ELR (eligible.leader.replicas.version < 1) the ISR never becomes empty."""
+    """rules §2.3 step 6, §2.6: without ELR (eligible.leader.replicas.version < 1) the ISR never becomes empty."""
     if rec.isr == () and not image.elr_enabled:
         return "ISR set to empty while ELR is disabled"
     return None
@@ -434,9 +434,9 @@ def isr_not_empty_without_elr(image: Image, history: History, rec: Any, offset: 
 
 @rule(5)
 def unclean_leader_recovering(image: Image, history: History, rec: Any, offset: int) -> Optional[str]:
-    """kraft-semantics §2.3 step 3, §2.6: a leader from outside the ISR and ELR is an unclean election: ISR = [leader]
+    """rules §2.3 step 3, §2.6: a leader from outside the ISR and ELR is an unclean election: ISR = [leader]
     and the partition is RECOVERING. Tolerance: an adding replica may lead when a reassignment completes in the same
-    record (§2.3 step 1). Leader recovery exists from metadata.version 3.2-IV0 (metadata-records §6)."""
+    record (§2.3 step 1). Leader recovery exists from metadata.version 3.2-IV0 (rules §5.6)."""
     current = image.partitions.get((rec.topic_id, rec.partition_id))
     if current is None or rec.leader < 0 or mv_of(image) < MV_3_2_IV0:
         return None

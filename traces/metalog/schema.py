@@ -1,7 +1,7 @@
 """The schema table of every metadata record and KRaft control message, and its compiled codecs.
 
-``METADATA_RECORDS`` transcribes metadata-records §5 and §8, ``CONTROL_MESSAGES`` §9. The flexible
-encoding (§4) is compiled from the table once per (schema, version), at import: each decoder into the
+``METADATA_RECORDS`` transcribes rules §5.5 and §5.8, ``CONTROL_MESSAGES`` §5.9. The flexible
+encoding (§5.4) is compiled from the table once per (schema, version), at import: each decoder into the
 source of one Python function (no hand-written decoder per record), each encoder into closures.
 Decoded values are dicts keyed by the snake_case field names, lists are tuples and uuids are their
 22-character base64 text.
@@ -23,7 +23,7 @@ Writer = Callable[[Any, bytearray], None]
 
 @dataclass(frozen=True)
 class Field:
-    """One schema field (metadata-records §8 columns): ``type`` is ``int32``, ``[]int32``, ``[]Struct``, ``Struct``..."""
+    """One schema field (rules §5.8 columns): ``type`` is ``int32``, ``[]int32``, ``[]Struct``, ``Struct``..."""
 
     name: str
     type: str
@@ -56,7 +56,7 @@ def snake_case(name: str) -> str:
 
 def F(name: str, type_: str, versions: str = "0+", *, nullable: Optional[str] = None, tag: Optional[int] = None,
       default: Any = None, fields: tuple[Field, ...] = ()) -> Field:
-    """Table-row shorthand: ``versions``/``nullable`` as ``"N+"``; tagged fields are tagged in all their versions (§8)."""
+    """Table-row shorthand: ``versions``/``nullable`` as ``"N+"``; tagged fields are tagged in all their versions (§5.8)."""
     return Field(name, type_, int(versions.rstrip("+")), None if nullable is None else int(nullable.rstrip("+")),
                  tag, default, fields)
 
@@ -127,7 +127,7 @@ METADATA_RECORDS: dict[int, Schema] = {
         F("Features", "[]ControllerFeature", fields=_FEATURE))),
     28: Schema("ClearElrRecord", 0, 0, (F("TopicName", "string"),)),
 }
-"""apiKey -> schema (metadata-records §5, §8). UnregisterControllerRecord (29) is trunk-only (MV 4.4-IV2) and §8
+"""apiKey -> schema (rules §5.5, §5.8). UnregisterControllerRecord (29) is trunk-only (MV 4.4-IV2) and §5.8
 gives no field table for it, so it decodes as an unknown apiKey; apiKeys 6, 13 and 16 are unassigned or removed."""
 
 _VOTER = (F("VoterId", "int32"), F("VoterDirectoryId", "uuid", "1+"))
@@ -147,10 +147,10 @@ CONTROL_MESSAGES: dict[int, Schema] = {
             F("KRaftVersionFeature", "KRaftVersionFeature", fields=(
                 F("MinSupportedVersion", "int16"), F("MaxSupportedVersion", "int16"))))))),
 }
-"""Control record type -> message schema (metadata-records §2 control types, §9 tables)."""
+"""Control record type -> message schema (rules §5.2 control types, §5.9 tables)."""
 
 # ---------------------------------------------------------------------------------------------------
-# Primitive codecs (metadata-records §4).
+# Primitive codecs (rules §5.4).
 
 _FIXED = {"int16": struct.Struct(">h"), "int32": struct.Struct(">i"), "int64": struct.Struct(">q"),
           "uint16": struct.Struct(">H"), "float64": struct.Struct(">d")}
@@ -165,7 +165,7 @@ ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
 def read_uvarint(buf: bytes, pos: int, limit: int) -> tuple[int, int]:
-    """Unsigned varint, 7 bits a byte, low group first (§4), at most 5 bytes, ending before ``limit``."""
+    """Unsigned varint, 7 bits a byte, low group first (§5.4), at most 5 bytes, ending before ``limit``."""
     value = shift = 0
     for _ in range(5):
         if pos >= limit:
@@ -189,7 +189,7 @@ def write_uvarint(value: int, out: bytearray) -> None:
 
 @functools.lru_cache(maxsize=1 << 16)
 def uuid_text(raw: bytes) -> str:
-    """A uuid's 22-character URL-safe base64 text without padding (§4); cached, as topic ids recur."""
+    """A uuid's 22-character URL-safe base64 text without padding (§5.4); cached, as topic ids recur."""
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 
@@ -250,7 +250,7 @@ def _min_size(f: Field, version: int) -> int:
 
 
 def default_of(f: Field) -> Any:
-    """The schema default (§8 ``default`` column; empty = the type's zero value)."""
+    """The schema default (§5.8 ``default`` column; empty = the type's zero value)."""
     if f.default is not None:
         return f.default
     if f.nullable is not None and f.tag is not None:
@@ -264,7 +264,7 @@ def default_of(f: Field) -> Any:
 
 # ---------------------------------------------------------------------------------------------------
 # Decoders: each (struct, version) of the table compiled once, at import, into the source of one function
-# (metadata-records §4). Runs of fixed-size fields are read with one ``struct``, one-byte lengths inline; the
+# (rules §5.4). Runs of fixed-size fields are read with one ``struct``, one-byte lengths inline; the
 # general cases and every error go through the helpers above, so positions and messages do not depend on the
 # path taken.
 
@@ -361,7 +361,7 @@ def _emit_fields(src: _Source, fields: list[tuple[Field, str]], version: int, in
 
 
 def compile_decoder(fields: tuple[Field, ...], version: int) -> Decoder:
-    """The decoder of a struct at ``version``: inline fields in order, then the tagged-field section (§4), where
+    """The decoder of a struct at ``version``: inline fields in order, then the tagged-field section (§5.4), where
     unknown tags are skipped and a known one must use exactly its declared size.
 
     Fields absent at ``version`` decode to their default, so every decoded dict has every key of the schema, in
@@ -446,7 +446,7 @@ def field_writer(f: Field, version: int) -> Writer:
 
 
 def compile_encoder(fields: tuple[Field, ...], version: int) -> Writer:
-    """A closure encoding a struct dict at ``version``; tagged fields are written only when not default (§4)."""
+    """A closure encoding a struct dict at ``version``; tagged fields are written only when not default (§5.4)."""
     inline = tuple((f.key, field_writer(f, version)) for f in fields if version >= f.versions and f.tag is None)
     tagged = sorted((f.tag, f.key, field_writer(f, version), default_of(f))
                     for f in fields if version >= f.versions and f.tag is not None)
@@ -466,7 +466,7 @@ def compile_encoder(fields: tuple[Field, ...], version: int) -> Writer:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Frame (metadata-records §3) and the compiled tables.
+# Frame (rules §5.3) and the compiled tables.
 
 DECODERS: dict[tuple[int, int], Decoder] = {
     (api_key, v): compile_decoder(s.fields, v) for api_key, s in METADATA_RECORDS.items() for v in range(s.lo, s.hi + 1)
@@ -476,7 +476,7 @@ ENCODERS: dict[tuple[int, int], Writer] = {
 }
 NOOP_API_KEY = 20
 NOOP_VALUE = b"\x01\x14\x00\x00"
-"""The whole value of NoOpRecord v0 (metadata-records §4 worked example), decoded without the generic path."""
+"""The whole value of NoOpRecord v0 (rules §5.4 worked example), decoded without the generic path."""
 
 
 _FRAMES: dict[bytes, tuple[int, int, Schema, Decoder]] = {
@@ -487,7 +487,7 @@ _FRAMES: dict[bytes, tuple[int, int, Schema, Decoder]] = {
 
 
 def decode_metadata_value(value: bytes) -> tuple[int, int, dict[str, Any]]:
-    """Decode a framed record value to ``(api_key, version, fields)`` (metadata-records §3).
+    """Decode a framed record value to ``(api_key, version, fields)`` (rules §5.3).
 
     Raises :class:`DecodeError` for frame version ≠ 1 (0 = the 2.8 preview format), an apiKey or version
     beyond int16, an unknown apiKey, a version the apiKey does not have, a malformed body, or garbage after it.

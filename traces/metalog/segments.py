@@ -1,11 +1,11 @@
-"""Streaming reader (and writer) of magic-v2 record batches: metadata-records §2.
+"""Streaming reader (and writer) of magic-v2 record batches: rules §5.2.
 
 The reader holds one read chunk plus at most one batch in memory whatever the file's length. It
 checks, before allocating anything a length field asks for: batchLength between the header size and
 the bytes left in the file (and at most 64 MiB), magic = 2, the CRC-32C of attributes..end, and, when records are read,
 every record length, key/value length and record count against the batch's own bytes.
 
-Compressed batches: KRaft writes compression 0 only (metadata-records §2), so a batch whose
+Compressed batches: KRaft writes compression 0 only (rules §5.2), so a batch whose
 attributes name a codec is reported as a :class:`LogFormatError` (with the codec) instead of being
 decompressed; its CRC is still checked first, so a flipped bit is reported as such.
 """
@@ -20,7 +20,7 @@ from crc32c import crc32c
 from kraftspec.traces.metalog.errors import LogFormatError
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
-"""baseOffset .. recordsCount: the 61-byte batch header (metadata-records §2)."""
+"""baseOffset .. recordsCount: the 61-byte batch header (rules §5.2)."""
 HEADER_SIZE = HEADER.size
 CHECK = struct.Struct(">8xi4xbIh")
 """batchLength, magic, crc and attributes: the header fields :func:`read_chunks` checks."""
@@ -28,7 +28,7 @@ LOG_OVERHEAD = 12
 """baseOffset + batchLength: the bytes not counted by batchLength."""
 MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 MAX_BATCH_LENGTH = 64 << 20
-"""Refused above 64 MiB, far beyond KRaft's 8 MiB maximum batch size (kraft-semantics §3.1), so one batch
+"""Refused above 64 MiB, far beyond KRaft's 8 MiB maximum batch size (rules §3.1), so one batch
 never makes the reader hold more than that."""
 CRC_START = 21
 MAGIC_V2 = 2
@@ -79,7 +79,7 @@ class Batch(NamedTuple):
 
     @property
     def is_control(self) -> bool:
-        """Attribute bit 5: a control batch (metadata-records §2)."""
+        """Attribute bit 5: a control batch (rules §5.2)."""
         return bool(self.attributes & CONTROL_FLAG)
 
     @property
@@ -92,7 +92,7 @@ class Batch(NamedTuple):
         return list(self.iter_records())
 
     def iter_records(self) -> Iterator[Record]:
-        """Parse the records one at a time (signed zig-zag varints, §2); any inconsistency is a
+        """Parse the records one at a time (signed zig-zag varints, §5.2); any inconsistency is a
         :class:`LogFormatError`, raised when the parse reaches it (the records before it have been yielded), so a
         batch's records are never all held at once: a 64 MiB batch of 7-byte records would be millions of them.
 
@@ -113,7 +113,7 @@ class Batch(NamedTuple):
                 raise LogFormatError(path, base + start,
                                      f"record length {length} exceeds the {end - pos} byte(s) left in the batch")
             rec_end = pos + length
-            pos += 1  # attributes: unused (§2)
+            pos += 1  # attributes: unused (§5.2)
             if pos + 2 < rec_end and buf[pos] < 0x80 and buf[pos + 1] < 0x80 and buf[pos + 2] == 1:
                 ts_delta, offset_delta, key, pos = ZIGZAG[buf[pos]], ZIGZAG[buf[pos + 1]], None, pos + 3  # null key
             else:
@@ -171,7 +171,7 @@ def _blob(buf: bytes, pos: int, end: int, what: str, path: str, base: int) -> tu
 
 
 def read_batches(stream: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[Batch]:
-    """Yield each batch of a seekable binary ``stream`` from its current position to its end (§2).
+    """Yield each batch of a seekable binary ``stream`` from its current position to its end (§5.2).
 
     Raises :class:`LogFormatError` naming ``path`` and the absolute offset of: a header cut off by the end of
     the file, a batchLength below the header size or beyond the bytes left, magic ≠ 2, a CRC-32C mismatch,
@@ -189,7 +189,7 @@ def batch_at(buf: bytes, buf_offset: int, pos: int, path: str) -> Batch:
 
 
 def read_chunks(stream: BinaryIO, path: str, chunk_size: int = CHUNK_SIZE) -> Iterator[Chunk]:
-    """The batches of a seekable binary ``stream``, from its current position to its end, a chunk at a time (§2).
+    """The batches of a seekable binary ``stream``, from its current position to its end, a chunk at a time (§5.2).
 
     Each :data:`Chunk` is ``(buf, buf_offset, starts, end)``: ``buf`` holds the file's bytes from ``buf_offset``
     on, ``starts`` the positions in ``buf`` of consecutive whole batches whose batchLength, magic, CRC-32C and
@@ -277,7 +277,7 @@ def _write_zigzag(value: int, out: bytearray) -> None:
 
 
 def encode_record(offset_delta: int, timestamp_delta: int, key: Optional[bytes], value: Optional[bytes]) -> bytes:
-    """One record in the §2 layout with no headers."""
+    """One record in the §5.2 layout with no headers."""
     body = bytearray(b"\x00")
     _write_zigzag(timestamp_delta, body)
     _write_zigzag(offset_delta, body)

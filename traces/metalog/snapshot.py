@@ -1,6 +1,6 @@
 """KRaft snapshots (``<endOffset>-<epoch>.checkpoint``, ``bootstrap.checkpoint``): structure and image.
 
-metadata-records §1: a control batch opening with SnapshotHeaderRecord (then KRaftVersionRecord and
+rules §5.1: a control batch opening with SnapshotHeaderRecord (then KRaftVersionRecord and
 VotersRecord when kraft.version ≥ 1), data batches, and a last control batch holding SnapshotFooterRecord.
 Batches are numbered from offset 0 in the snapshot's epoch. The data records replay into an :class:`Image`.
 """
@@ -24,12 +24,12 @@ from kraftspec.traces.metalog.segments import Batch, read_batches
 
 SNAPSHOT_NAME = re.compile(r"^([0-9]{20})-([0-9]{10})\.checkpoint$")
 STRUCTURE = "snapshot_structure"
-STRUCTURE_DOC = """metadata-records §1: header control batch (SnapshotHeader, then optional KRaftVersion and Voters), data
+STRUCTURE_DOC = """rules §5.1: header control batch (SnapshotHeader, then optional KRaftVersion and Voters), data
 batches, footer control batch (SnapshotFooter) last; batches numbered from offset 0, in the snapshot's epoch."""
 
 
 def snapshot_id(name: str) -> Optional[tuple[int, int]]:
-    """``(endOffset, epoch)`` from a snapshot file name, or None if it is not one (metadata-records §1)."""
+    """``(endOffset, epoch)`` from a snapshot file name, or None if it is not one (rules §5.1)."""
     match = SNAPSHOT_NAME.match(name)
     return None if match is None else (int(match.group(1)), int(match.group(2)))
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from kraftspec.cluster import jars
+from kraftspec.cluster import jars, netns
 from kraftspec.cluster.runner import Cluster, ClusterError
 from kraftspec.cluster.scenarios import COMBINED, SCENARIOS, SEPARATE, check_cluster, run_scenario
 
@@ -22,13 +22,14 @@ def _say(line: str) -> None:
 
 
 def run_cluster(version: str, layout: str, scenarios: list[str], seed: int, folder: Optional[str],
-                keep: bool = False, tool: bool = True, log=_say) -> dict[str, Any]:
-    """Start a cluster, check it, run ``scenarios`` in turn (scenario i gets seed ``seed + i``), stop it
-    gracefully and audit the real data directories once more. Returns a summary (also for JSON)."""
+                keep: bool = False, tool: bool = True, log=_say, network: Optional[str] = None) -> dict[str, Any]:
+    """Start a cluster (``network``: see ``netns.choose_mode``), check it, run ``scenarios`` in turn (scenario i gets
+    seed ``seed + i``), stop it gracefully and audit the real data directories once more. Returns a summary."""
     root = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="kraftspec-cluster-"))
     log(f"kraftspec cluster: Kafka {version}, {layout} layout, seed {seed}, folder {root}")
     summary: dict[str, Any] = {"version": version, "layout": layout, "seed": seed, "folder": str(root), "scenarios": []}
-    cluster = Cluster(root / "cluster", version=version, layout=layout, seed=seed, log=log)
+    cluster = Cluster(root / "cluster", version=version, layout=layout, seed=seed, log=log, network=network)
+    summary["network"], summary["network_reason"] = cluster.mode, cluster.mode_reason
     with cluster:
         cluster.start()
         summary["timings"] = {"fetch_jars_s": round(cluster.timings.fetch_jars, 1),
@@ -74,7 +75,7 @@ def run_cluster(version: str, layout: str, scenarios: list[str], seed: int, fold
 
 
 def cluster_command(action: str, version: str, layout: str, scenarios: list[str], seed: int, folder: Optional[str],
-                    keep: bool, as_json: bool, tool: bool = True) -> int:
+                    keep: bool, as_json: bool, tool: bool = True, network: Optional[str] = None) -> int:
     if action == "fetch":
         try:
             path = jars.classpath(version)
@@ -95,9 +96,11 @@ def cluster_command(action: str, version: str, layout: str, scenarios: list[str]
         print(f"kraftspec cluster: unknown scenario(s) {unknown}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
         return EXIT_ERROR
     try:
+        netns.choose_mode(network)  # an unknown or unavailable mode is refused before any folder is made
         summary = run_cluster(version, layout, names, seed, folder, keep, tool,
-                              log=(lambda line: print(line, file=sys.stderr, flush=True)) if as_json else _say)
-    except (ClusterError, jars.JarsUnavailable) as exc:
+                              log=(lambda line: print(line, file=sys.stderr, flush=True)) if as_json else _say,
+                              network=network)
+    except (ClusterError, jars.JarsUnavailable, netns.NetworkError) as exc:
         print(f"kraftspec cluster: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if as_json:
@@ -106,6 +109,6 @@ def cluster_command(action: str, version: str, layout: str, scenarios: list[str]
         for s in summary["scenarios"]:
             print(f"{s['name']:26} seed {s['seed']:<6} {'OK' if s['ok'] else 'FAILED':7} {s['seconds']:6.1f} s"
                   + (f"  {s['error']}" if s["error"] else ""))
-        print(f"cluster: {'OK' if summary['ok'] else 'FINDINGS'}; start-up {summary['timings']['start_s']} s, "
-              f"memory {summary['memory_mb']} MB")
+        print(f"cluster: {'OK' if summary['ok'] else 'FINDINGS'} ({summary['network']} mode: "
+              f"{summary['network_reason']}); start-up {summary['timings']['start_s']} s, memory {summary['memory_mb']} MB")
     return EXIT_OK if summary["ok"] else EXIT_FINDING

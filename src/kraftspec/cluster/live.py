@@ -148,7 +148,7 @@ def describe_cluster_checks(cluster: Any, image: ClusterImage) -> tuple[list[Mis
     unfenced = max(1, sum(1 for b in image.brokers.values() if not b.fenced))
     for node, receiver, port, listener in targets:
         try:  # the versions this listener serves (Kafka 3.9 has no DescribeCluster v2; KIP-1073 came in 4.0)
-            low, high = wire.api_versions("127.0.0.1", port).get(wire.DESCRIBE_CLUSTER, (0, -1))
+            low, high = wire.api_versions(node.host, port).get(wire.DESCRIBE_CLUSTER, (0, -1))
         except (OSError, wire.WireError) as exc:
             mismatches.append(Mismatch(f"ApiVersions to {receiver.value} {node.node_id}", "an answer", str(exc)))
             continue
@@ -161,7 +161,7 @@ def describe_cluster_checks(cluster: Any, image: ClusterImage) -> tuple[list[Mis
                             f"to {receiver.value} {node.node_id}")
                     asked += 1
                     try:
-                        live = wire.describe_cluster("127.0.0.1", port, version, endpoint_type, include_fenced)
+                        live = wire.describe_cluster(node.host, port, version, endpoint_type, include_fenced)
                     except (OSError, wire.WireError) as exc:
                         mismatches.append(Mismatch(what, "an answer", f"{type(exc).__name__}: {exc}"))
                         continue
@@ -179,7 +179,7 @@ def describe_quorum_checks(cluster: Any, audited: Audited, image: ClusterImage) 
     for node in cluster.reachable_controllers():
         what = f"DescribeQuorum v2 to controller {node.node_id}"
         try:
-            live = wire.describe_quorum("127.0.0.1", node.controller_port, 2)
+            live = wire.describe_quorum(node.host, node.controller_port, 2)
         except (OSError, wire.WireError) as exc:
             mismatches.append(Mismatch(what, "an answer", f"{type(exc).__name__}: {exc}"))
             continue
@@ -221,12 +221,12 @@ def cluster_tool_checks(cluster: Any, image: ClusterImage) -> list[Mismatch]:
     brokers = cluster.reachable_brokers()
     runs = []
     if brokers:
-        server = f"127.0.0.1:{brokers[0].broker_port}"
+        server = f"{brokers[0].host}:{brokers[0].broker_port}"
         runs += [(["--bootstrap-server", server], False, False), (["--bootstrap-server", server,
                                                                     "--include-fenced-brokers"], False, True)]
     controllers = cluster.reachable_controllers()
     if controllers:
-        runs.append((["--bootstrap-controller", ",".join(f"127.0.0.1:{c.controller_port}" for c in controllers)],
+        runs.append((["--bootstrap-controller", ",".join(f"{c.host}:{c.controller_port}" for c in controllers)],
                      True, False))
     for args, to_controller, include_fenced in runs:
         nodes = controller_nodes(image, CONTROLLER_LISTENER) if to_controller else \

@@ -1,5 +1,5 @@
-"""Start and break a real KRaft cluster: Apache Kafka's jars (``jars.py``), one JVM process per node, on
-127.0.0.1 ports.
+"""Start and break a real KRaft cluster: Apache Kafka's jars (``jars.py``), one JVM process per node, each on a test
+host of its own in a network namespace (``netns.py``), or on 127.0.0.1 ports where namespaces cannot be used.
 
 Layouts: ``separate`` (3 controllers, ids 1–3, and 3 brokers, ids 4–6, by default) and ``combined`` (3 nodes, ids
 1–3, each ``process.roles=broker,controller``). Each node has its own folder under the cluster's root:
@@ -7,9 +7,11 @@ Layouts: ``separate`` (3 controllers, ids 1–3, and 3 brokers, ids 4–6, by de
 JVM's output). Storage is formatted by Kafka's own storage tool with static voters
 (``controller.quorum.voters``).
 
-Network namespaces would let a node be cut off from the network; this runner uses loopback ports, so a
-controller "cut off" from the others is a stopped process (SIGSTOP) that is later resumed (SIGCONT): it neither
-sends nor answers, which is what its peers see of a partition (it does not keep running on its own side).
+Network modes (``network``, see :func:`netns.choose_mode`): ``netns`` gives node N the address ``10.217.X.N`` in its
+own namespace (broker port 9092, controller port 9093), and :meth:`Cluster.cut_off` sets its link down, so a node
+cut off keeps running on its own side; ``loopback`` gives each node free ports on 127.0.0.1, and a node "cut off"
+is a stopped process (SIGSTOP, later SIGCONT): it neither sends nor answers, which is what its peers see of a
+partition. ``Cluster.mode`` says which ran, ``Cluster.mode_reason`` why.
 
 Every process is started in its own process group with the parent-death signal set (SIGKILL when this
 Python process dies), registered for ``atexit``, and killed by :meth:`Cluster.close` (also the context
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from kraftspec.cluster import jars, wire
+from kraftspec.cluster import jars, netns, wire
 from kraftspec.harness.jvm import DEFAULT_VERSION
 
 HEAP = "256m"
@@ -45,6 +47,7 @@ JVM_OPTIONS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k", "-XX:M
                "-Dlog4j2.level=warn")
 TOOL_OPTIONS = ("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=error", "-Dlog4j2.level=error")
+NETNS_BROKER_PORT, NETNS_CONTROLLER_PORT = 9092, 9093
 SESSION_TIMEOUT_MS = 4000
 HEARTBEAT_MS = 500
 REPLICA_LAG_MS = 4000
@@ -100,8 +103,10 @@ class Node:
     folder: Path
     broker_port: Optional[int] = None
     controller_port: Optional[int] = None
+    host: str = "127.0.0.1"
     process: Optional[subprocess.Popen] = None
     paused: bool = False
+    cut: bool = False
     starts: int = 0
 
     @property
@@ -138,9 +143,10 @@ class Cluster:
 
     def __init__(self, root: str | os.PathLike[str], version: str = DEFAULT_VERSION, layout: str = "separate",
                  controllers: int = 3, brokers: int = 3, seed: int = 0, heap: str = HEAP,
-                 log: Callable[[str], None] = lambda line: None) -> None:
+                 log: Callable[[str], None] = lambda line: None, network: Optional[str] = None) -> None:
         if layout not in ("separate", "combined"):
             raise ValueError(f"layout {layout!r}: separate or combined")
+        self.mode, self.mode_reason = netns.choose_mode(network)
         self.root = Path(root)
         self.version = version
         self.layout = layout
@@ -150,18 +156,29 @@ class Cluster:
         self.cluster_id = cluster_id_from_seed(seed)
         self.timings = Timings()
         self.nodes: dict[int, Node] = {}
-        if layout == "separate":
+        if self.mode == "netns":
+            ports = [NETNS_CONTROLLER_PORT] * controllers + [NETNS_BROKER_PORT] * brokers
+        else:
             ports = free_ports(controllers + brokers)
+        if layout == "separate":
             for i in range(controllers):
                 self._add(Node(i + 1, ("controller",), self.root / f"node-{i + 1}", controller_port=ports[i]))
             for i in range(brokers):
                 nid = controllers + i + 1
                 self._add(Node(nid, ("broker",), self.root / f"node-{nid}", broker_port=ports[controllers + i]))
         else:
-            ports = free_ports(2 * controllers)
+            ports = [NETNS_BROKER_PORT, NETNS_CONTROLLER_PORT] * controllers if self.mode == "netns" \
+                else free_ports(2 * controllers)
             for i in range(controllers):
                 self._add(Node(i + 1, ("broker", "controller"), self.root / f"node-{i + 1}",
                                broker_port=ports[2 * i], controller_port=ports[2 * i + 1]))
+        self.network: Optional[netns.Network] = None
+        if self.mode == "netns":
+            self.network = netns.Network.create(list(self.nodes))
+            for node in self.nodes.values():
+                node.host = self.network.hosts[node.node_id].address
+        log(f"network: {self.mode} ({self.mode_reason})" + (
+            f", test hosts {self.network.subnet}.N, bridge {self.network.bridge}" if self.network else ""))
         self._classpath: Optional[str] = None
         self._dc_version: Optional[int] = None
         self.tools: list[subprocess.Popen] = []
@@ -183,15 +200,15 @@ class Cluster:
 
     @property
     def voters(self) -> str:
-        return ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.controllers)
+        return ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in self.controllers)
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"127.0.0.1:{n.broker_port}" for n in self.brokers)
+        return ",".join(f"{n.host}:{n.broker_port}" for n in self.brokers)
 
     @property
     def bootstrap_controllers(self) -> str:
-        return ",".join(f"127.0.0.1:{n.controller_port}" for n in self.controllers)
+        return ",".join(f"{n.host}:{n.controller_port}" for n in self.controllers)
 
     def data_dirs(self) -> list[Path]:
         return [n.data_dir for n in self.nodes.values()]
@@ -200,10 +217,10 @@ class Cluster:
         """The node's ``server.properties``: small timeouts so scenarios are quick, small thread pools and segments."""
         listeners, advertised, protocols = [], [], ["CONTROLLER:PLAINTEXT", "PLAINTEXT:PLAINTEXT"]
         if node.is_broker:
-            listeners.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
-            advertised.append(f"PLAINTEXT://127.0.0.1:{node.broker_port}")
+            listeners.append(f"PLAINTEXT://{node.host}:{node.broker_port}")
+            advertised.append(f"PLAINTEXT://{node.host}:{node.broker_port}")
         if node.is_controller:
-            listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
+            listeners.append(f"CONTROLLER://{node.host}:{node.controller_port}")
         props = {
             "process.roles": ",".join(node.roles),
             "node.id": str(node.node_id),
@@ -307,12 +324,14 @@ class Cluster:
             logging.append(f"-Dlog4j.configuration=file:{config}")
         command = ["java", f"-Xmx{self.heap}", "-Xms32m", *JVM_OPTIONS, *logging, "-cp", self.classpath(),
                    jars.main_class("server", self.version), str(node.folder / "server.properties")]
+        if self.network is not None:
+            command = self.network.command(node_id, command)
         node.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                         start_new_session=True, preexec_fn=_die_with_parent)
         out.close()
         node.paused = False
         node.starts += 1
-        self.log(f"node {node_id} started (pid {node.process.pid})")
+        self.log(f"node {node_id} started (pid {node.process.pid}, {node.host})")
 
     def start(self, timeout: float = 180.0) -> None:
         """Format (if not yet), start every node, and wait until a leader is elected and every broker is unfenced."""
@@ -371,8 +390,29 @@ class Cluster:
         self.nodes[node_id].paused = False
         self.log(f"node {node_id} resumed (SIGCONT)")
 
+    def cut_off(self, node_id: int) -> str:
+        """Cut a node off from every other (and from this process): its link down in ``netns`` mode, SIGSTOP in
+        ``loopback`` mode. Returns how, for the scenario's notes."""
+        if self.network is None:
+            self.pause(node_id)
+            return "SIGSTOP (loopback mode)"
+        self.network.cut(node_id)
+        self.nodes[node_id].cut = True
+        self.log(f"node {node_id} cut off (link down)")
+        return f"link of test host {self.nodes[node_id].host} down (netns mode)"
+
+    def heal(self, node_id: int) -> None:
+        """Undo :meth:`cut_off`."""
+        if self.network is None:
+            self.resume(node_id)
+            return
+        self.network.heal(node_id)
+        self.nodes[node_id].cut = False
+        self.log(f"node {node_id} healed (link up)")
+
     def close(self) -> None:
-        """Kill every process this cluster started (process groups, SIGKILL; paused ones included)."""
+        """Kill every process this cluster started (process groups, SIGKILL; paused ones included), then remove its
+        network (namespaces, veths, bridge)."""
         for process in [*(n.process for n in self.nodes.values()), *self.tools]:
             if process is not None and process.poll() is None:
                 try:
@@ -384,12 +424,16 @@ class Cluster:
                 except subprocess.TimeoutExpired:  # pragma: no cover
                     pass
         for node in self.nodes.values():
-            node.paused = False
+            node.paused = node.cut = False
+        if self.network is not None:
+            self.network.close()
         _LIVE.discard(self)
 
     def stop(self, timeout: float = 60.0) -> None:
         """Stop every node gracefully: brokers one by one (each a controlled shutdown), then the controllers all at
         once (one by one, the last ones would wait for a quorum that is gone); kills what does not stop in time."""
+        for node in [n for n in self.nodes.values() if n.cut]:
+            self.heal(node.node_id)
         for node in [n for n in self.brokers if not n.is_controller]:
             if node.running:
                 if node.paused:
@@ -434,10 +478,10 @@ class Cluster:
         return sizes
 
     def reachable_brokers(self) -> list[Node]:
-        return [n for n in self.brokers if n.running and not n.paused]
+        return [n for n in self.brokers if n.running and not n.paused and not n.cut]
 
     def reachable_controllers(self) -> list[Node]:
-        return [n for n in self.controllers if n.running and not n.paused]
+        return [n for n in self.controllers if n.running and not n.paused and not n.cut]
 
     def broker_view(self) -> dict[int, bool]:
         """broker id -> fenced, as every reachable broker's image says (DescribeCluster v2, fenced included); {}
@@ -446,7 +490,7 @@ class Cluster:
         for node in self.reachable_brokers():
             try:
                 version = self._describe_cluster_version(node)
-                answer = wire.describe_cluster("127.0.0.1", node.broker_port, version,  # type: ignore[arg-type]
+                answer = wire.describe_cluster(node.host, node.broker_port, version,  # type: ignore[arg-type]
                                                include_fenced=version >= 2)
             except (OSError, wire.WireError):
                 return {}
@@ -459,7 +503,7 @@ class Cluster:
     def _describe_cluster_version(self, node: Node) -> int:
         """The highest DescribeCluster version (at most 2) the broker listener serves (ApiVersions, asked once)."""
         if self._dc_version is None:
-            served = wire.api_versions("127.0.0.1", node.broker_port)  # type: ignore[arg-type]
+            served = wire.api_versions(node.host, node.broker_port)  # type: ignore[arg-type]
             self._dc_version = min(2, served.get(wire.DESCRIBE_CLUSTER, (0, 0))[1])
         return self._dc_version
 
@@ -470,7 +514,7 @@ class Cluster:
         """DescribeQuorum from whichever reachable controller is the leader (None if none answers as leader)."""
         for node in self.reachable_controllers():
             try:
-                answer = wire.describe_quorum("127.0.0.1", node.controller_port, 2)  # type: ignore[arg-type]
+                answer = wire.describe_quorum(node.host, node.controller_port, 2)  # type: ignore[arg-type]
             except (OSError, wire.WireError):
                 continue
             if answer.error_code == 0 and answer.partition_error_code == 0:

@@ -8,7 +8,8 @@ cluster. ``ctx.rng`` is seeded (the seed is printed); ``ctx.check(label)`` runs 
 2. the quorum audit over the same copies (``kraftspec.traces.metalog.quorum``; nothing found),
 3. the live answers (``kraftspec.cluster.live``) against the reference on the active controller's audited log.
 
-With loopback ports only, "a controller cut off from the others" is a SIGSTOP'd controller (it neither sends
+"A controller cut off from the others" is a controller whose link is set down (network-namespace mode: it runs on
+alone, and is healed by setting the link up), or with loopback ports only a SIGSTOP'd controller (it neither sends
 nor answers), later SIGCONT'd: what its peers see of a partition, not a node that runs on alone.
 """
 
@@ -41,6 +42,7 @@ class CheckResult:
     live_mismatches: list[str]
     live_asked: int
     seconds: float
+    quorum_notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -51,7 +53,8 @@ class CheckResult:
                 f"{'clean' if self.quorum_ok else 'FINDINGS'} (committed to {self.committed_end}), live answers "
                 f"{'equal' if self.live_ok else 'DIFFER'} ({self.live_asked} DescribeCluster calls) "
                 f"in {self.seconds:.1f} s" + "".join(f"\n    {x}" for x in
-                                                      self.audit_findings + self.quorum_findings + self.live_mismatches))
+                                                      self.audit_findings + self.quorum_findings + self.live_mismatches)
+                + "".join(f"\n    quorum note: {x}" for x in self.quorum_notes))
 
 
 @dataclass
@@ -123,7 +126,8 @@ def check_cluster(cluster: Cluster, scratch: Path, label: str, tool: bool = True
     quorum_findings = [f"quorum {v.rule} at {v.offset} in {v.replica}: {v.explanation}" for v in quorum.violations]
     result = live.live_checks(cluster, scratch / "live", tool=tool)
     return CheckResult(label, report.ok, audit_findings, quorum.ok, quorum_findings, quorum.committed_end,
-                       result.ok, [m.line() for m in result.mismatches], result.asked, time.monotonic() - started)
+                       result.ok, [m.line() for m in result.mismatches], result.asked, time.monotonic() - started,
+                       quorum.notes)
 
 
 def fenced(cluster: Cluster, broker: int) -> bool:
@@ -215,24 +219,41 @@ def _caught_up(cluster: Cluster, node_id: int) -> bool:
 
 
 def controller_cut_off(ctx: Context) -> None:
-    """A controller cut off from the others (SIGSTOP: it neither sends nor answers) and healed (SIGCONT). The
-    paused one is drawn from the controllers, the leader included: a paused leader is replaced, and on resuming
-    it learns the higher epoch and follows."""
+    """A controller cut off from the others (its link down; SIGSTOP in loopback mode) and healed. The one cut off is
+    drawn from the controllers, the leader included: a leader cut off is replaced, and once healed it learns the
+    higher epoch and follows."""
     c = ctx.cluster
     quorum = c.quorum()
     if quorum is None:
         raise ClusterError("no leader")
-    victim = ctx.rng.choice(sorted(n.node_id for n in c.controllers))
+    _cut_off_and_heal(ctx, ctx.rng.choice(sorted(n.node_id for n in c.controllers)), quorum)
+
+
+def active_controller_cut_off(ctx: Context) -> None:
+    """The active controller cut off from the others (its link down; SIGSTOP in loopback mode) and healed: the others
+    elect a new leader; in namespace mode the old one runs on alone, resigns, and keeps entries of its epoch that no
+    majority took (the quorum audit notes that stale suffix) until, healed, it truncates them and follows."""
+    c = ctx.cluster
+    quorum = c.quorum()
+    if quorum is None:
+        raise ClusterError("no leader")
+    _cut_off_and_heal(ctx, quorum.leader_id, quorum)
+
+
+def _cut_off_and_heal(ctx: Context, victim: int, quorum: Any) -> None:
+    """Cut controller ``victim`` off, wait for the quorum to go on without it, check, heal, wait until it caught up."""
+    c = ctx.cluster
     was_leader = victim == quorum.leader_id
-    ctx.note(f"SIGSTOP controller {victim} ({'the leader' if was_leader else 'a follower'}, epoch {quorum.leader_epoch})")
-    c.pause(victim)
+    how = c.cut_off(victim)
+    ctx.note(f"controller {victim} cut off: {how} ({'the leader' if was_leader else 'a follower'}, "
+             f"epoch {quorum.leader_epoch})")
     if was_leader:
         ctx.wait(lambda: (q := c.quorum()) is not None and q.leader_id != victim, "a new leader elected")
     else:
         time.sleep(3.0)  # past the fetch timeout: the leader sees the follower stop fetching
     ctx.wait(lambda: all_unfenced(c), "every broker unfenced with the controller cut off")
     ctx.check("controller cut off")
-    c.resume(victim)
+    c.heal(victim)
     ctx.wait(lambda: _caught_up(c, victim), f"controller {victim} caught up after healing")
 
 
@@ -299,7 +320,7 @@ def broker_unregistered(ctx: Context) -> None:
     c.stop_node(broker)
     ctx.wait(lambda: fenced(c, broker), f"broker {broker} fenced after stopping")
     done = c.run_tool("cluster", "unregister", "--bootstrap-server",
-                      ",".join(f"127.0.0.1:{b.broker_port}" for b in c.reachable_brokers()), "--id", str(broker),
+                      ",".join(f"{b.host}:{b.broker_port}" for b in c.reachable_brokers()), "--id", str(broker),
                       check=False)
     expected = unregister_output(broker, Errors.NONE)
     ctx.note(f"kafka-cluster unregister --id {broker}: {done.stdout.strip()!r} "
@@ -339,6 +360,7 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
     "controller-cut-off": controller_cut_off,
     "topics-isr": topics_isr,
     "broker-unregistered": broker_unregistered,
+    "active-controller-cut-off": active_controller_cut_off,
     "combined-leader-killed": combined_leader_killed,
 }
 SEPARATE = [name for name in SCENARIOS if name != "combined-leader-killed"]

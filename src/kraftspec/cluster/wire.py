@@ -1,7 +1,7 @@
 """A minimal Kafka protocol client for the live answers: DescribeCluster (apiKey 60, v0–v2) and DescribeQuorum
 (apiKey 55, v0–v2), each sent at an exact version (Kafka's Admin client picks the version itself, so it cannot
 ask for v0 or v1). Flexible versions only: request header v2, response header v1 (KIP-482 compact types and
-tagged fields). Only 127.0.0.1 (loopback) addresses are ever contacted.
+tagged fields). Only the cluster's own nodes are contacted (127.0.0.1 ports, or its test hosts on the runner's bridge).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import socket
 import struct
 from dataclasses import dataclass, field
 from typing import Optional
+
+from kraftspec.cluster.netns import SUBNET_PREFIX
 
 DESCRIBE_CLUSTER = 60
 DESCRIBE_QUORUM = 55
@@ -94,8 +96,10 @@ class Reader:
 
 
 def _check_loopback(host: str) -> None:
-    if not host.startswith("127.") and host != "localhost":
-        raise WireError(f"refusing to contact {host}: kraftspec cluster only talks to loopback addresses")
+    """Refuse any address but loopback and the runner's test hosts (``netns.SUBNET_PREFIX``)."""
+    if not host.startswith(("127.", SUBNET_PREFIX)) and host != "localhost":
+        raise WireError(f"refusing to contact {host}: kraftspec cluster only talks to loopback addresses and its "
+                        f"own test hosts ({SUBNET_PREFIX}X.N)")
 
 
 def call(host: str, port: int, api_key: int, version: int, body: bytes, timeout: float = 5.0,

@@ -8,9 +8,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The components this harness serves, by trace component name. A session written against one release's APIs only
- * lives in {@code src/release-MAJOR.MINOR/java} and is registered by class name: a build for another release lacks
- * it, and the harness then does not offer that component (its {@code hello} lists what it offers).
+ * The components this harness serves, by trace component name. A session that is built on some releases only (the
+ * raft component's, in {@code src/raft}, on 4.3 and later) is registered by class name: a build for another release
+ * lacks it, and the harness then does not offer that component (its {@code hello} lists what it offers).
  */
 final class Components {
     private Components() {
@@ -20,9 +20,9 @@ final class Components {
         Map<String, SessionFactory> all = new HashMap<>();
         all.put("echo", EchoSession::new);
         all.put("broker", org.apache.kafka.controller.KraftspecBrokerSession::new);
-        all.put("raft", RaftComponent::open);
         all.put("controller", ControllerSession::new);
         byName(all, "partition", "org.apache.kafka.controller.PartitionSession");
+        byName(all, "raft", "org.apache.kafka.raft.KraftspecRaftSession");
         return all;
     }
 

@@ -106,8 +106,8 @@ public final class Main {
         String component = request.path("component").asText();
         SessionFactory factory = components.get(component);
         if (factory == null) {
-            throw new IllegalArgumentException("the harness has no component '" + component + "' (it has "
-                + new TreeMap<>(components).keySet() + ")");
+            throw new HarnessError("the harness for Kafka " + kafkaVersion() + " has no component '"
+                + component + "' (it has " + new TreeMap<>(components).keySet() + ")");
         }
         return factory.open(request.path("initial"), request);
     }
