@@ -43,8 +43,10 @@ def steady(post: tuple[str, ...]) -> Callable[[int, float], list[Trace]]:
                 elif kind in (1, 2):
                     follower = 1 + kind
                     step = Step("follower_fetch", {**key, "follower": follower, "now": i,
-                                                   "fetch_offset": rng.randint(leader.followers[follower].log_end_offset,
-                                                                               leader.log_end_offset),
+                                                   # from the follower's log end (-1 before its first fetch)
+                                                   "fetch_offset": rng.randint(
+                                                       max(0, leader.followers[follower].log_end_offset),
+                                                       leader.log_end_offset),
                                                    "broker_epoch": state.brokers[follower].epoch})
                 else:
                     step = Step("maybe_shrink_isr", {**key, "now": i})
