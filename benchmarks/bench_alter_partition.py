@@ -41,7 +41,7 @@ def initial_state(partition_count: int) -> tuple[FrozenMap[int, BrokerRegistrati
         b: BrokerRegistration(broker_id=b, epoch=100 + b, incarnation_id=f"i{b}", fenced=False, log_dirs=(f"dir{b}",))
         for b in range(BROKERS)
     })
-    topics = {TOPIC: TopicInfo("bench", TOPIC, min_insync_replicas=2)}
+    topics = {TOPIC: TopicInfo(name="bench", topic_id=TOPIC, min_insync_replicas=2)}
     partitions = PersistentMap({
         (TOPIC, p): PartitionRegistration(
             replicas=(r := tuple((p + k) % BROKERS for k in range(3))),
@@ -57,8 +57,11 @@ def next_request(partitions: PersistentMap[TopicPartition, PartitionRegistration
     pid = i % len(partitions)
     current = partitions[(TOPIC, pid)]
     isr = current.replicas[:2] if len(current.isr) == 3 else current.replicas
-    return AlterPartitionRequest(current.leader, 100 + current.leader, (AlterPartitionTopic(TOPIC, (
-        AlterPartitionPartition(pid, current.leader_epoch, tuple([(b, 100 + b) for b in isr]), current.partition_epoch),)),))
+    return AlterPartitionRequest(broker_id=current.leader, broker_epoch=100 + current.leader,
+                                 topics=(AlterPartitionTopic(topic_id=TOPIC, partitions=(
+        AlterPartitionPartition(partition_index=pid, leader_epoch=current.leader_epoch,
+                                new_isr_with_epochs=tuple([(b, 100 + b) for b in isr]),
+                                partition_epoch=current.partition_epoch),)),))
 
 
 def live(requests: int, partition_count: int) -> tuple[float, float, int]:

@@ -20,8 +20,10 @@ def heartbeat_stream(count: int) -> list[broker.BrokerHeartbeatRequest]:
     state, _ = running_cluster()
     epochs = {b: state.brokers[b].epoch for b in BROKER_IDS}
     brokers = len(BROKER_IDS)
-    return [broker.BrokerHeartbeatRequest(BROKER_IDS[i % brokers], epochs[BROKER_IDS[i % brokers]],
-                                          state.next_offset + i // brokers, False, False) for i in range(count)]
+    return [broker.BrokerHeartbeatRequest(broker_id=BROKER_IDS[i % brokers],
+                                          broker_epoch=epochs[BROKER_IDS[i % brokers]],
+                                          current_metadata_offset=state.next_offset + i // brokers, want_fence=False,
+                                          want_shut_down=False) for i in range(count)]
 
 
 def bench_heartbeats(count: int, repeats: int = 5) -> list[tuple[str, float, float]]:
@@ -33,7 +35,8 @@ def bench_heartbeats(count: int, repeats: int = 5) -> list[tuple[str, float, flo
     stream = heartbeat_stream(count)
     start, _ = running_cluster()
     results = []
-    for label, requests in (("steady stream (offsets advancing)", stream), ("identical heartbeats", [stream[0]] * count)):
+    for label, requests in (("steady stream (offsets advancing)", stream),
+                            ("identical heartbeats", [stream[0]] * count)):
         best_wall = best_cpu = float("inf")
         for _ in range(repeats):
             state = start
@@ -49,7 +52,8 @@ def bench_heartbeats(count: int, repeats: int = 5) -> list[tuple[str, float, flo
 def bench_agree() -> float:
     """Wall-clock seconds of ``kraftspec agree broker`` as a whole process (TLC, graph load, exploration, comparison)."""
     began = time.perf_counter()
-    completed = subprocess.run([sys.executable, "-m", "kraftspec.cli", "agree", "broker"], capture_output=True, text=True)
+    completed = subprocess.run([sys.executable, "-m", "kraftspec.cli", "agree", "broker"], capture_output=True,
+                               text=True)
     elapsed = time.perf_counter() - began
     print(completed.stdout.strip())
     if completed.returncode != 0:

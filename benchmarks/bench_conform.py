@@ -27,8 +27,8 @@ from kraftspec import traces as traces_package
 from kraftspec.harness.adapter import KafkaAdapter, hooks
 from kraftspec.harness.conform import judge, kafka_trace
 from kraftspec.harness.jvm import DEFAULT_VERSION, KafkaProcess, build
-from kraftspec.traces.format import components, trace_to_json
-from kraftspec.traces.jsonl import read_jsonl
+from kraftspec.traces.format.envelope import components, trace_to_json
+from kraftspec.traces.format.jsonl import read_jsonl
 
 COMPONENTS = ("broker", "partition", "controller", "raft")
 

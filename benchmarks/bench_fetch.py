@@ -45,10 +45,10 @@ def leader_node(records: int = 100, config: QuorumConfig = QuorumConfig()) -> ra
     node, sends = raft.step(node, Tick(), 2000)  # pre-votes sent
     while node.state.role != "Leader":
         send = sends[0]  # the first voter asked grants; that is a majority of three
-        node, sends = raft.step(node, VoteResponse(send.destination, leader_epoch=node.state.epoch,
+        node, sends = raft.step(node, VoteResponse(source=send.destination, leader_epoch=node.state.epoch,
                                                    vote_granted=True, correlation_id=send.message.correlation_id),
                                 2000)
-    node, _ = raft.step(node, Append(tuple(range(records))), 2000)
+    node, _ = raft.step(node, Append(records=tuple(range(records))), 2000)
     return node
 
 
@@ -56,7 +56,8 @@ def caught_up(fetches: int) -> tuple[raft.RaftNode, list[FetchRequest]]:
     """A leader with 100 records and ``fetches`` requests from 2, 3, 4 in turn at its end offset."""
     node = leader_node()
     end = node.log.end_offset
-    requests = [FetchRequest(r, EPOCH, end, EPOCH, 0, -1) for r in REPLICAS]
+    requests = [FetchRequest(replica_id=r, current_leader_epoch=EPOCH, fetch_offset=end, last_fetched_epoch=EPOCH,
+                             max_wait_ms=0, high_watermark=-1) for r in REPLICAS]
     return node, [requests[i % 3] for i in range(fetches)]
 
 
@@ -67,7 +68,8 @@ def replicating(fetches: int) -> tuple[raft.RaftNode, list[FetchRequest]]:
     stand for messages arriving from outside; the leader's log is scanned by collections as in a node.
     """
     rounds = -(-fetches // len(REPLICAS))
-    requests = [FetchRequest(r, EPOCH, k * RECORDS_PER_FETCH, EPOCH if k else 0, 0, -1)
+    requests = [FetchRequest(replica_id=r, current_leader_epoch=EPOCH, fetch_offset=k * RECORDS_PER_FETCH,
+                             last_fetched_epoch=EPOCH if k else 0, max_wait_ms=0, high_watermark=-1)
                 for k in range(rounds) for r in REPLICAS][:fetches]
     gc.freeze()
     node = leader_node(rounds * RECORDS_PER_FETCH + 100, QuorumConfig(fetch_max_records=RECORDS_PER_FETCH))

@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_replay.py [--component broker] [--seed N] [--scal
 workload it prints, best of ``--repeats`` runs in this one process (CPU time of the process):
 
 * ``reference``: the reference alone running every step's input (the floor: no comparison at all);
-* ``replay``: :func:`kraftspec.traces.replay.replay` on decoded traces (decode excluded);
+* ``replay``: :func:`kraftspec.traces.replay.verdict.replay` on decoded traces (decode excluded);
 * ``jsonl`` / ``parquet``: decoding from JSON Lines bytes in memory / a Parquet file, then replaying
   (decode included; pyarrow may read with several threads, whose CPU time all counts);
 * ``jsonl dec`` / ``parquet dec``: the decoding alone (each trace dropped once decoded, as ``check`` drops it);
@@ -32,10 +32,12 @@ import bench_replay_partition
 import bench_replay_raft
 from kraftspec import traces as traces_package
 from kraftspec.models.broker_strategies import BROKER_IDS
-from kraftspec.traces import broker_replay, jsonl, parquet
-from kraftspec.traces.format import Step, Trace
-from kraftspec.traces.replay import REPLAYERS, replay
-from kraftspec.traces.simulate import generate_sim
+from kraftspec.traces.replay import broker as broker_replay
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.replay.verdict import REPLAYERS, replay
+from kraftspec.traces.recording.broker_simulate import generate_sim
 
 TARGET = 250_000
 
@@ -70,7 +72,7 @@ def steady(post: tuple[str, ...]) -> Callable[[int, float], list[Trace]]:
             for i in range(1000):
                 b = BROKER_IDS[(i + index) % len(BROKER_IDS)]
                 request = broker_replay.broker.BrokerHeartbeatRequest(
-                    b, state.brokers[b].epoch, state.next_offset + i // 3, False, False)
+                    broker_id=b, broker_epoch=state.brokers[b].epoch, current_metadata_offset=state.next_offset + i // 3, want_fence=False, want_shut_down=False)
                 step = Step("heartbeat", {"request": request, "now": i // len(BROKER_IDS)})
                 state, clock, response, written = broker_replay.apply(state, clock, step)
                 steps.append(Step("heartbeat", step.input, response, written,

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kraftspec import traces as traces_package
-from kraftspec.traces import jsonl
-from kraftspec.traces.format import Trace
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format.envelope import Trace
 
 
 def bundled_tla(seed: int, scale: float) -> list[Trace]:

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Callable
 
 from kraftspec import traces as traces_package
-from kraftspec.traces import jsonl, partition_replay
-from kraftspec.traces.format import Step, Trace
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.replay import partition as partition_replay
+from kraftspec.traces.format.envelope import Step, Trace
 
 TOPIC = "FOOFOOFOOFOOFOOFOOFOOw"
 STANDARD = "partition/three-replicas"

@@ -6,8 +6,8 @@ Each builder takes ``(seed, scale)`` and returns traces: one node's view of a si
 
 from __future__ import annotations
 
-from kraftspec.traces.format import Trace
-from kraftspec.traces.generate import generate_raft_sim
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.recording.generate import generate_raft_sim
 
 
 def simulated(seed: int, scale: float) -> list[Trace]:

@@ -28,16 +28,16 @@ from pathlib import Path
 
 from kraftspec import traces as traces_package
 from kraftspec.spec.trace_validation import validate
-from kraftspec.traces.format import Trace
-from kraftspec.traces.jsonl import read_jsonl
-from kraftspec.traces.replay import replay
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.format.jsonl import read_jsonl
+from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(traces_package.__file__).parent / "tla" / "broker.jsonl.gz"
 TARGET = 10_000
 TLC_SIDE = """
 import sys
 from kraftspec.spec.trace_validation import validate
-from kraftspec.traces.jsonl import read_jsonl
+from kraftspec.traces.format.jsonl import read_jsonl
 verdicts = validate([t for _, t in read_jsonl(sys.argv[1])], batch=int(sys.argv[2]))
 print(sum(v.outcome == "accepted" for v in verdicts))
 """

@@ -31,7 +31,7 @@ from typing import Optional
 
 import pyarrow.parquet as pq
 
-from kraftspec.traces.validate_cluster import environment, standalone
+from kraftspec.traces.engines.spark_cluster import environment, standalone
 
 COMPARED = ["file", "row", "verdict", "step", "rule", "reason"]
 PAGE = os.sysconf("SC_PAGE_SIZE")

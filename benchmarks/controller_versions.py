@@ -18,7 +18,7 @@ from kraftspec.harness import jvm
 from kraftspec.harness.adapter import hooks
 from kraftspec.harness.conform import judge, kafka_trace
 from kraftspec.reference.controller_registration import CONTROLLER_BEHAVIOURS
-from kraftspec.traces.format import trace_from_json, trace_to_json
+from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

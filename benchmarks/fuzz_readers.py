@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from kraftspec.traces import fuzz
+from kraftspec.traces.format import fuzz
 
 WEIGHTS = {"segment": 14, "snapshot": 8, "datadir": 4, "quorum-state": 10, "leader-epoch-checkpoint": 10,
            "meta.properties": 10, "partition.metadata": 10, "jsonl": 12, "jsonl.gz": 8, "parquet": 5, "validate": 3,

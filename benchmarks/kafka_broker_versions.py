@@ -21,8 +21,8 @@ from kraftspec.harness.conform import judge, kafka_trace
 from kraftspec.harness.jvm import KafkaProcess
 from kraftspec.models.broker_strategies import CLUSTER_ID, directory_of, running_cluster
 from kraftspec.reference.records import BrokerRegistrationChangeRecord
-from kraftspec.traces.broker_trace import BROKER
-from kraftspec.traces.format import trace_from_json
+from kraftspec.traces.format.broker import BROKER
+from kraftspec.traces.format.envelope import trace_from_json
 
 VERSIONS = ("3.9.1", "4.0.1", "4.1.1", "4.2.0", "4.3.1", "4.4.0")
 

@@ -18,7 +18,7 @@ import time
 
 from kraftspec.harness import raft_mixed
 from kraftspec.harness.jvm import DEFAULT_VERSION, KafkaProcess
-from kraftspec.traces.check import describe
+from kraftspec.traces.replay.check import describe
 
 
 def main(argv: list[str] | None = None) -> int:

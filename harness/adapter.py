@@ -1,9 +1,10 @@
 """Kafka as a :class:`kraftspec.oracle.Adapter`: the reference's differential machines drive Kafka's own code.
 
 A component's hooks live in ``kraftspec.harness.<component>``: ``kafka_initial`` (a trace's ``initial`` object
-as the harness session opens it), optionally ``kafka_input`` (an input as Kafka gets it), ``trace_step`` (Kafka's
-answer as a trace step) and ``CHOICES`` (the input fields where a step may state what Kafka chose). :func:`hooks`
-fills in the defaults.
+as the harness session opens it), optionally ``kafka_input`` (an input as Kafka gets it), ``kafka_inputs`` (a whole
+trace's inputs as Kafka gets them, where that needs the trace's own outputs), ``trace_step`` (Kafka's answer as a
+trace step), ``refused_input`` (an input Kafka refused, as its step states it: Kafka's choices in it) and
+``CHOICES`` (the input fields where a step may state what Kafka chose). :func:`hooks` fills in the defaults.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, KafkaProcess, shared
 from kraftspec.harness.kafka_records import to_trace
@@ -54,6 +55,15 @@ class Hooks:
     kafka_input: Callable[[Mapping[str, Any]], dict[str, Any]]
     trace_step: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
     choices: frozenset[str] = frozenset()
+    kafka_inputs: Optional[Callable[[Sequence[Mapping[str, Any]]], list[dict[str, Any]]]] = None
+    refused_input: Callable[[Mapping[str, Any], Mapping[str, Any]], Mapping[str, Any]] = lambda given, answer: given
+
+    def inputs(self, steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """A trace's inputs (its steps as JSON) as Kafka gets them: by ``kafka_inputs`` if the component has it,
+        else each by ``kafka_input``."""
+        if self.kafka_inputs is not None:
+            return self.kafka_inputs(steps)
+        return [self.kafka_input(step["input"]) for step in steps]
 
     def checked_step(self, given: Mapping[str, Any], sent: Mapping[str, Any],
                      answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,7 +99,9 @@ def hooks(component: str) -> Hooks:
     return Hooks(kafka_initial=module.kafka_initial,
                  kafka_input=getattr(module, "kafka_input", dict),
                  trace_step=getattr(module, "trace_step", default_trace_step),
-                 choices=frozenset(getattr(module, "CHOICES", ())))
+                 choices=frozenset(getattr(module, "CHOICES", ())),
+                 kafka_inputs=getattr(module, "kafka_inputs", None),
+                 refused_input=getattr(module, "refused_input", lambda given, answer: given))
 
 
 class KafkaAdapter:

@@ -28,7 +28,7 @@ from kraftspec.harness.adapter import default_trace_step
 from kraftspec.models import broker_strategies
 from kraftspec.reference import broker
 from kraftspec.reference.records import MetadataRecord
-from kraftspec.traces.broker_trace import BROKER
+from kraftspec.traces.format.broker import BROKER
 
 _RENAMED = {"min_supported": "minSupportedVersion", "max_supported": "maxSupportedVersion"}
 _SNAKE = re.compile(r"_([a-z0-9])")

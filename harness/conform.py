@@ -22,10 +22,10 @@ from typing import Any, Iterator, Optional, TextIO
 
 from kraftspec.harness.adapter import Hooks, hooks
 from kraftspec.harness.jvm import HarnessError, HarnessUnavailable, KafkaProcess
-from kraftspec.traces.check import describe, _items
-from kraftspec.traces.format import Trace, components, step_from_json, trace_to_json
-from kraftspec.traces.replay import Divergence, FieldDiff, Verdict, replay
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.replay.check import describe, _items
+from kraftspec.traces.format.envelope import Trace, components, step_from_json, trace_to_json
+from kraftspec.traces.replay.verdict import Divergence, FieldDiff, Verdict, replay
+from kraftspec.traces.format.values import TraceError
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
@@ -60,14 +60,15 @@ def kafka_trace(trace: Trace, process: KafkaProcess, component_hooks: Hooks) -> 
     reference refuses it too.
     """
     obj = trace_to_json(trace)
-    inputs = [component_hooks.kafka_input(step["input"]) for step in obj["steps"]]
+    inputs = component_hooks.inputs(obj["steps"])
     answers = process.run(trace.component, component_hooks.kafka_initial(obj["initial"]), inputs)
     component = components()[trace.component]
     steps, refusal = [], None
     for index, (sent, answer) in enumerate(zip(inputs, answers)):
         if "refused" in answer:
             refusal = answer["refused"]
-            steps.append(step_from_json(component, {"input": obj["steps"][index]["input"]}, f"steps[{index}]"))
+            given = component_hooks.refused_input(obj["steps"][index]["input"], answer)
+            steps.append(step_from_json(component, {"input": given}, f"steps[{index}]"))
             break
         step = component_hooks.checked_step(obj["steps"][index]["input"], sent, answer)
         steps.append(step_from_json(component, step, f"kafka steps[{index}]"))
@@ -94,7 +95,7 @@ def judge(kafka: Trace, refusal: Optional[dict[str, str]]) -> Verdict:
 
 
 def _rule(trace: Trace, index: int) -> tuple[str, str, str]:
-    from kraftspec.traces.replay import REPLAYERS
+    from kraftspec.traces.replay.verdict import REPLAYERS
 
     name, doc = REPLAYERS[trace.component].rule(trace.steps[index].action)
     return name, doc, "(see the steps before it)"
@@ -155,7 +156,7 @@ def conform_command(paths: list[str], version: str, *, as_json: bool = False, re
             counts["steps"] += item.kafka.steps if item.kafka is not None else 0
             counts["recorded flagged"] += not item.recorded.conformant
             if recorded_out is not None and item.kafka_trace is not None:
-                from kraftspec.traces.jsonl import dumps
+                from kraftspec.traces.format.jsonl import dumps
 
                 recorded_out.write(dumps(item.kafka_trace) + "\n")
             if as_json:

@@ -1,7 +1,7 @@
 """The ``controller`` component's hooks for the Kafka harness (``io.kraftspec.harness.ControllerSession``).
 
 * :func:`kafka_initial`: a trace's ``initial`` object as the Java session opens it, built by the reference's own
-  trace code (``kraftspec.traces.controller_trace``: the standard states and ``explicit_state``), so both sides
+  trace code (``kraftspec.traces.format.controller``: the standard states and ``explicit_state``), so both sides
   start from the same cluster image and manager.
 * :func:`kafka_input`: an input as Kafka gets it (incarnation names as Kafka ``Uuid`` strings).
 * :func:`trace_step`: Kafka's answer as a trace step, in the trace's names again. Where Kafka drew a random value,
@@ -22,8 +22,8 @@ import base64
 import hashlib
 from typing import Any, Mapping
 
-from kraftspec.traces.controller_trace import STANDARD_STATES, ControllerControl, explicit_state
-from kraftspec.traces.values import to_json
+from kraftspec.traces.format.controller import STANDARD_STATES, ControllerControl, explicit_state
+from kraftspec.traces.format.values import to_json
 
 _NAMES: dict[str, str] = {}
 """Kafka Uuid string -> the trace's incarnation name."""

@@ -1,7 +1,7 @@
 """The ``partition`` component's hooks for the Kafka harness (``org.apache.kafka.controller.PartitionSession``).
 
 * :func:`kafka_initial`: a trace's ``initial`` object (standard or explicit) built by the reference's own
-  decoding (:mod:`kraftspec.traces.partition_trace`), then written out field by field for the Java session, which
+  decoding (:mod:`kraftspec.traces.format.partition`), then written out field by field for the Java session, which
   turns it into metadata records (FeatureLevelRecord, RegisterBrokerRecord, TopicRecord, ConfigRecord,
   PartitionRecord) and replays them on Kafka's controller managers. Both sides start from the same registrations.
 * :func:`trace_step`: Kafka's answer as a trace step. Kafka visits partitions in the order of its hash-keyed
@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 from kraftspec.harness.adapter import default_trace_step
 from kraftspec.reference import partition_leader
-from kraftspec.traces import partition_trace
+from kraftspec.traces.format import partition as partition_trace
 
 CHOICES = ("order",)
 """The input field where a step states what Kafka chose: the order it visited partitions in."""

@@ -7,23 +7,35 @@ Java class documents how each trace input is applied.
 * :func:`kafka_initial`: a trace's ``initial`` object as the session opens it: ``{"explicit": STATE}``, STATE being
   the trace format's explicit raft state (checked by the reference's own decoding first, so that both sides start
   from a state the reference can start), and for ``raft/leader`` also ``"granted"``: the votes the reference's
-  :func:`kraftspec.traces.raft_trace.elected_leader` counts before the node is elected.
+  :func:`kraftspec.traces.format.raft.elected_leader` counts before the node is elected.
+* :func:`kafka_inputs`: each response input states the request it answers (``answers``: the trace's own send with
+  that destination and correlation id, and the step that sent it), so that Kafka gets it as a real network would
+  hand it over: under the correlation id Kafka's client gave that same request. Kafka numbers its requests in the
+  order it sends them, which may differ from the recorded node's (see ``order`` below), so the trace's id may name
+  another of Kafka's requests (a Fetch answered with records from another offset). When Kafka sent no such request
+  (its run took another path, as under a mutant's recording), the response answers nothing Kafka asked: it comes
+  under an id Kafka never gave (``NO_REQUEST``) and both sides drop it.
 * :func:`trace_step`: Kafka's answer as the trace step the adapter's default builds (``response.sends``, no records,
   the post-state): Kafka's sends carry every field of the reference's message classes, correlation ids included,
   and its post-state every field the format has. Where Kafka sent one request to several nodes in an order that is
   not by ascending id (``maybeSendRequests`` iterates a hash set), the step's input states that order as ``order``
-  (traces/FORMAT.md), so that the reference takes the same one.
+  (traces/FORMAT.md), so that the reference takes the same one; a response input states the correlation id Kafka
+  got it under (:func:`kafka_inputs`), as does a response Kafka refused (:func:`refused_input`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from kraftspec.harness.adapter import default_trace_step
-from kraftspec.traces import raft_trace
+from kraftspec.traces.format import raft as raft_trace
 
-CHOICES = ("order",)
-"""The input field a step may add to state Kafka's choice: the order of one round of requests (:func:`trace_step`)."""
+CHOICES = ("order", "message.correlation_id")
+"""The input fields a step may state Kafka's choices in: the order of one round of requests, and the correlation id
+of a response (the one Kafka gave the request it answers: :func:`kafka_inputs`)."""
+RESPONSE_ACTIONS = ("vote_response", "fetch_response", "quorum_epoch_response")
+NO_REQUEST = -1
+"""The correlation id of a response that answers none of Kafka's requests (Kafka's ids count from 1)."""
 LEADER_STATE = {"local_id": 1, "quorum_state": {"epoch": 1, "voted_key": {"id": 1}}}
 """``raft/leader`` before its election: node 1 restarted from a stored self-vote in epoch 1 (a Candidate);
 ``elected_leader`` then counts voter 2's vote, which elects it at time 0 (its LeaderChange record written)."""
@@ -53,9 +65,49 @@ def request_order(sends: Any) -> list[int]:
     return order
 
 
+def _requests(step: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The requests among a trace step's stated sends."""
+    response = (step.get("output") or {}).get("response")
+    for send in (response.get("sends") or ()) if isinstance(response, Mapping) else ():
+        if str(send.get("type", "")).endswith("Request"):
+            yield send
+
+
+def kafka_inputs(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A trace's inputs for Kafka: a response to a request the trace states it sent carries ``answers``: that
+    request and the index of the step that sent it (the session delivers it under Kafka's id for the same request)."""
+    asked: dict[tuple[Any, Any], dict[str, Any]] = {}
+    inputs = []
+    for index, step in enumerate(steps):
+        given = dict(step["input"])
+        message = given.get("message")
+        if given.get("action") in RESPONSE_ACTIONS and isinstance(message, Mapping):
+            request = asked.get((message.get("source"), message.get("correlation_id")))
+            if request is not None:
+                given["answers"] = request
+        inputs.append(given)
+        for send in _requests(step):
+            asked[(send.get("destination"), send.get("correlation_id"))] = {"input": index, "request": dict(send)}
+    return inputs
+
+
+def _delivered(input: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str, Any]:
+    """``input`` without ``answers``, its message under the correlation id Kafka got it under (if restated)."""
+    stated = {k: v for k, v in input.items() if k != "answers"}
+    if "delivered_correlation_id" in answer:
+        stated["message"] = {**stated["message"], "correlation_id": answer["delivered_correlation_id"]}
+    return stated
+
+
+def refused_input(given: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str, Any]:
+    """An input Kafka refused, as the step states it: a response under the correlation id Kafka got it under."""
+    return _delivered(given, answer)
+
+
 def trace_step(input: Mapping[str, Any], answer: Mapping[str, Any]) -> dict[str, Any]:
-    """Kafka's answer as a step; ``order`` added to the input where Kafka's requests went out not by ascending id."""
-    step = default_trace_step(input, answer)
+    """Kafka's answer as a step; ``order`` added to the input where Kafka's requests went out not by ascending id,
+    a response's correlation id restated as Kafka got it (:func:`kafka_inputs`)."""
+    step = default_trace_step(_delivered(input, answer), answer)
     response = (answer.get("output") or {}).get("response") or {}
     order = request_order(response.get("sends"))
     if order != sorted(order) and "order" not in step["input"]:

@@ -1,6 +1,6 @@
 """A mixed KRaft quorum: the raft simulation with some of its nodes run by Kafka's own ``KafkaRaftClient``.
 
-The quorum, network and rules are ``kraftspec.traces.raft_simulate``'s (voters 1-3, observer 4, the model's
+The quorum, network and rules are ``kraftspec.traces.recording.raft_simulate``'s (voters 1-3, observer 4, the model's
 timeouts; timer polls, delivery in any order, loss, duplication, client appends to the newest leader, resignation
 by a leader, crashes that lose unflushed records; UpdateRaftVoter requests are lost, as the reference does not model
 the leader's answer). Each node is either the reference (``raft.step``) or a harness session of Kafka's client
@@ -28,12 +28,12 @@ from typing import Any, Mapping, Optional, Sequence
 from kraftspec.harness import raft as hooks
 from kraftspec.harness.jvm import KafkaProcess
 from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
-from kraftspec.traces import raft_replay
-from kraftspec.traces.format import Step, trace_from_json
-from kraftspec.traces.raft_simulate import RULES
-from kraftspec.traces.raft_trace import RAFT, explicit_state
-from kraftspec.traces.replay import Verdict, replay
-from kraftspec.traces.values import to_json
+from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.format.envelope import Step, trace_from_json
+from kraftspec.traces.recording.raft_simulate import RULES
+from kraftspec.traces.format.raft import RAFT, explicit_state
+from kraftspec.traces.replay.verdict import Verdict, replay
+from kraftspec.traces.format.values import to_json
 
 ACTION_OF_TYPE = {"VoteRequest": "vote_request", "VoteResponse": "vote_response", "FetchRequest": "fetch_request",
                   "FetchResponse": "fetch_response", "BeginQuorumEpochRequest": "begin_quorum_epoch_request",

@@ -86,7 +86,9 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
         if before is not None and before.epoch == epoch and before.in_controlled_shutdown:
             want_shut_down = True  # a broker never retracts a controlled shutdown (BrokerLifecycleManager)
         self.contacts[(broker_id, epoch)] = self.now  # every heartbeat refreshes its (id, epoch) session
-        request = broker.BrokerHeartbeatRequest(broker_id, epoch, offset, want_fence, want_shut_down, offline_log_dirs)
+        request = broker.BrokerHeartbeatRequest(broker_id=broker_id, broker_epoch=epoch,
+                                                current_metadata_offset=offset, want_fence=want_fence,
+                                                want_shut_down=want_shut_down, offline_log_dirs=offline_log_dirs)
         self.control, out = broker.heartbeat(self.control, request, self.now)
         self._written(out.records)
         if out.response.error is not Errors.NONE:

@@ -31,11 +31,12 @@ def registration_request(broker_id: int, incarnation: int, previous_epoch: int =
     """A well-formed BrokerRegistration for the model cluster (features, one log directory, v4)."""
     return broker.BrokerRegistrationRequest(
         broker_id=broker_id, cluster_id=CLUSTER_ID, incarnation_id=f"incarnation-{broker_id}-{incarnation}",
-        features=(FeatureRange("metadata.version", MINIMUM_4X, metadata_version),),
+        features=(FeatureRange(name="metadata.version", min_supported=MINIMUM_4X, max_supported=metadata_version),),
         log_dirs=(directory_of(broker_id),), previous_broker_epoch=previous_epoch)
 
 
-def leaderless_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broker.ClusterControl, list[tuple[int, MetadataRecord]]]:
+def leaderless_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broker.ClusterControl,
+                                                                           list[tuple[int, MetadataRecord]]]:
     """An active controller after a whole-cluster restart: topic ``foo``'s partitions leaderless, every broker in the ISR.
 
     Returns the state and the records that built it (offsets 0..).
@@ -52,7 +53,8 @@ def leaderless_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broke
     return broker.log_advanced(state, len(records)), log
 
 
-def running_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broker.ClusterControl, list[tuple[int, MetadataRecord]]]:
+def running_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broker.ClusterControl,
+                                                                        list[tuple[int, MetadataRecord]]]:
     """Every broker registered and unfenced at time 0, then topic ``foo`` created with partitions led by brokers 1 and 2.
 
     Returns the state and the records written (offsets 0..). Each broker heartbeated once, at time 0.
@@ -63,7 +65,9 @@ def running_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broker.C
         state, out = broker.register_broker(state, registration_request(broker_id, 1, -1, metadata_version), 0)
         log.extend(out.records)
     for broker_id in BROKER_IDS:
-        request = broker.BrokerHeartbeatRequest(broker_id, state.brokers[broker_id].epoch, state.next_offset, False, False)
+        request = broker.BrokerHeartbeatRequest(broker_id=broker_id, broker_epoch=state.brokers[broker_id].epoch,
+                                                current_metadata_offset=state.next_offset, want_fence=False,
+                                                want_shut_down=False)
         state, out = broker.heartbeat(state, request, 0)
         log.extend(out.records)
     topic = TopicInfo(name="foo", topic_id=TOPIC_ID)
@@ -77,7 +81,8 @@ def metadata_versions() -> st.SearchStrategy[int]:
     return st.sampled_from([level for level in LEVELS.values() if MINIMUM_4X <= level <= LATEST_PRODUCTION])
 
 
-def registration_requests(broker_ids: tuple[int, ...] = BROKER_IDS) -> st.SearchStrategy[broker.BrokerRegistrationRequest]:
+def registration_requests(broker_ids: tuple[int,
+                                            ...] = BROKER_IDS) -> st.SearchStrategy[broker.BrokerRegistrationRequest]:
     """BrokerRegistration requests for the model cluster: any broker, incarnation and previous epoch."""
     return st.builds(registration_request, st.sampled_from(broker_ids), st.integers(1, 5), st.integers(-1, 50))
 
@@ -85,8 +90,10 @@ def registration_requests(broker_ids: tuple[int, ...] = BROKER_IDS) -> st.Search
 def heartbeat_requests(broker_ids: tuple[int, ...] = BROKER_IDS, max_epoch: int = 50,
                        max_offset: int = 60) -> st.SearchStrategy[broker.BrokerHeartbeatRequest]:
     """BrokerHeartbeat requests in any state: any epoch and offset, any wantFence / wantShutDown."""
-    return st.builds(broker.BrokerHeartbeatRequest, st.sampled_from(broker_ids), st.integers(0, max_epoch),
-                     st.integers(-1, max_offset), st.booleans(), st.booleans())
+    return st.builds(broker.BrokerHeartbeatRequest, broker_id=st.sampled_from(broker_ids),
+                     broker_epoch=st.integers(0, max_epoch),
+                     current_metadata_offset=st.integers(-1, max_offset), want_fence=st.booleans(),
+                     want_shut_down=st.booleans())
 
 
 @st.composite
@@ -102,9 +109,10 @@ def reachable_clusters(draw: st.DrawFn, max_steps: int = 30) -> broker.ClusterCo
             request = draw(heartbeat_requests(max_epoch=state.next_offset, max_offset=state.next_offset))
             registered = state.brokers.get(request.broker_id)
             if registered is not None and draw(st.booleans()):
-                request = broker.BrokerHeartbeatRequest(request.broker_id, registered.epoch,
-                                                        request.current_metadata_offset, request.want_fence,
-                                                        request.want_shut_down)
+                request = broker.BrokerHeartbeatRequest(broker_id=request.broker_id, broker_epoch=registered.epoch,
+                                                        current_metadata_offset=request.current_metadata_offset,
+                                                        want_fence=request.want_fence,
+                                                        want_shut_down=request.want_shut_down)
             state, _ = broker.heartbeat(state, request, now)
         elif kind == "tick":
             now += draw(st.integers(1, 2 * SESSION_TIMEOUT))

@@ -25,7 +25,7 @@ from kraftspec.reference.metadata_version import is_controller_registration_supp
 from kraftspec.reference.records import Endpoint
 
 NODE_ID = 1
-LISTENERS = (Endpoint("CONTROLLER", "localhost", 9093),)
+LISTENERS = (Endpoint(name="CONTROLLER", host="localhost", port=9093),)
 SETTLE_STEPS = 200
 
 
@@ -84,7 +84,8 @@ def deliver_response(world: World, index: int, jitter: float) -> None:
 def publish(world: World) -> None:
     """The metadata loader publishes the log's latest state to the manager."""
     new_mv = world.mv if world.publish_mv else None
-    world.manager, sent = cr.on_metadata_update(world.manager, new_mv, world.publish_registration, world.log.get(NODE_ID))
+    world.manager, sent = cr.on_metadata_update(world.manager, new_mv, world.publish_registration,
+                                                world.log.get(NODE_ID))
     world.publish_registration = world.publish_mv = False
     send(world, sent)
 
@@ -131,7 +132,9 @@ class ControllerRegistrationMachine(RuleBasedStateMachine):
         the process that ran before (incarnation "old") when ``mv`` allows; nothing is published yet."""
         self.world = World(manager=new_manager("inc0"), mv=mv, publish_mv=True)
         if registered_before and is_controller_registration_supported(mv):
-            _, records = cr.register_controller(cr.ControllerRegistrationRequest(NODE_ID, "old", listeners=LISTENERS),
+            _, records = cr.register_controller(cr.ControllerRegistrationRequest(controller_id=NODE_ID,
+                                                                                 incarnation_id="old",
+                                                                                 listeners=LISTENERS),
                                                 mv, is_active=True)
             self.world.log = cr.replay_register_controller(self.world.log, records[0])
             self.world.publish_registration = True
@@ -204,7 +207,8 @@ class ControllerRegistrationMachine(RuleBasedStateMachine):
         own = self.world.manager.incarnation_id
         in_flight = sum(1 for _, r in self.world.requests if r.incarnation_id == own)
         in_flight += sum(1 for _, inc, _ in self.world.responses if inc == own)
-        assert self.world.manager.pending_rpcs == in_flight, (self.world.manager, self.world.requests, self.world.responses)
+        assert self.world.manager.pending_rpcs == in_flight, (self.world.manager, self.world.requests,
+                                                              self.world.responses)
 
     @invariant()
     def log_settles_to_running_incarnation(self) -> None:

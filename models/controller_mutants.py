@@ -74,10 +74,11 @@ def zk_migration_ready_copied(
     elif not is_controller_registration_supported(mv):
         error = Errors.UNSUPPORTED_VERSION
     else:
-        record = RegisterControllerRecord(request.controller_id, request.incarnation_id, request.zk_migration_ready,
-                                          request.listeners, request.features, 0)
-        return ControllerRegistrationResponse(Errors.NONE, SUCCESS_MESSAGE), (record,)
-    return ControllerRegistrationResponse(error, ERROR_MESSAGES[error]), ()
+        record = RegisterControllerRecord(controller_id=request.controller_id, incarnation_id=request.incarnation_id,
+                                          zk_migration_ready=request.zk_migration_ready,
+                                          end_points=request.listeners, features=request.features, version=0)
+        return ControllerRegistrationResponse(error=Errors.NONE, message=SUCCESS_MESSAGE), (record,)
+    return ControllerRegistrationResponse(error=error, message=ERROR_MESSAGES[error]), ()
 
 
 def due_resend_kept(

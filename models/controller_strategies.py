@@ -35,8 +35,9 @@ def registration_failures() -> st.SearchStrategy[Errors]:
 
 def endpoints() -> st.SearchStrategy[Endpoint]:
     """A listener endpoint on one of ``LISTENERS``."""
-    return st.builds(Endpoint, st.sampled_from(LISTENERS), st.sampled_from(("localhost", "h1", "broker-long-name")),
-                     st.integers(1, 65535))
+    return st.builds(Endpoint, name=st.sampled_from(LISTENERS),
+                     host=st.sampled_from(("localhost", "h1", "broker-long-name")),
+                     port=st.integers(1, 65535))
 
 
 def _unique_listeners() -> st.SearchStrategy[tuple[Endpoint, ...]]:
@@ -47,15 +48,18 @@ def _unique_listeners() -> st.SearchStrategy[tuple[Endpoint, ...]]:
 def broker_registrations(broker_id: int) -> st.SearchStrategy[BrokerRegistration]:
     """A broker registration with random fencing, rack and listeners."""
     return st.builds(
-        BrokerRegistration, st.just(broker_id), st.integers(0, 1000), st.just(f"b{broker_id}"), st.booleans(),
-        st.just(False), st.one_of(st.none(), st.sampled_from(("r1", "rack-long"))), _unique_listeners(),
+        BrokerRegistration, broker_id=st.just(broker_id), epoch=st.integers(0, 1000),
+        incarnation_id=st.just(f"b{broker_id}"), fenced=st.booleans(),
+        in_controlled_shutdown=st.just(False), rack=st.one_of(st.none(), st.sampled_from(("r1", "rack-long"))),
+        listeners=_unique_listeners(),
     )
 
 
 def controller_registrations(controller_id: int) -> st.SearchStrategy[ControllerRegistration]:
     """A controller registration with a random incarnation and listeners."""
-    return st.builds(ControllerRegistration, st.just(controller_id), st.sampled_from(("incA", "incB", "incC")),
-                     st.just(False), _unique_listeners())
+    return st.builds(ControllerRegistration, controller_id=st.just(controller_id),
+                     incarnation_id=st.sampled_from(("incA", "incB", "incC")),
+                     zk_migration_ready=st.just(False), listeners=_unique_listeners())
 
 
 def cluster_images() -> st.SearchStrategy[ClusterImage]:
@@ -65,13 +69,16 @@ def cluster_images() -> st.SearchStrategy[ClusterImage]:
     controllers = st.lists(st.integers(3000, 3002), unique=True, max_size=3).flatmap(
         lambda ids: st.tuples(*(controller_registrations(i) for i in ids)))
     return st.builds(
-        lambda b, c, leader, mv: ClusterImage("QtNwvtfVQ3GEFpzOmDEE-w", FrozenMap({r.broker_id: r for r in b}),
-                                              FrozenMap({r.controller_id: r for r in c}), leader, mv),
+        lambda b, c, leader,
+        mv: ClusterImage(cluster_id="QtNwvtfVQ3GEFpzOmDEE-w", brokers=FrozenMap({r.broker_id: r for r in b}),
+                                              controllers=FrozenMap({r.controller_id: r for r in c}),
+                                              raft_leader_id=leader, metadata_version=mv),
         brokers, controllers, st.sampled_from((-1, 3000, 3001, 3002)), st.sampled_from((14, 15, 30)),
     )
 
 
 def describe_cluster_requests() -> st.SearchStrategy[DescribeClusterRequest]:
     """Requests of any version with any endpoint type (including unknown values) and flags."""
-    return st.builds(DescribeClusterRequest, st.integers(0, 2), st.booleans(),
-                     st.sampled_from((0, 1, 2, 3, 123, -1)), st.booleans())
+    return st.builds(DescribeClusterRequest, version=st.integers(0, 2),
+                     include_cluster_authorized_operations=st.booleans(),
+                     endpoint_type=st.sampled_from((0, 1, 2, 3, 123, -1)), include_fenced_brokers=st.booleans())

@@ -96,7 +96,8 @@ class Cluster:
 
 
 def _registration(broker_id: int, epoch: int, fenced: bool = False) -> BrokerRegistration:
-    return BrokerRegistration(broker_id=broker_id, epoch=epoch, incarnation_id=f"incarnation-{broker_id}-{epoch}", fenced=fenced)
+    return BrokerRegistration(broker_id=broker_id, epoch=epoch, incarnation_id=f"incarnation-{broker_id}-{epoch}",
+                              fenced=fenced)
 
 
 ENVIRONMENT_RULES = frozenset({"broker_event", "propagate", "propagate_all", "replicate", "tick"})
@@ -120,7 +121,8 @@ class PartitionMachine(RuleBasedStateMachine):
         self.c = Cluster(
             metadata_version=level,
             elr_enabled=elr and level >= mv.MV_4_0_IV1,
-            topic=TopicInfo(TOPIC, TOPIC_ID, unclean_leader_election_enable=unclean, min_insync_replicas=min_isr),
+            topic=TopicInfo(name=TOPIC, topic_id=TOPIC_ID, unclean_leader_election_enable=unclean,
+                            min_insync_replicas=min_isr),
             brokers=brokers,
             partitions=PersistentMap({KEY: partition}),
             processes={b: BrokerProcess(epoch=100 + b) for b in BROKER_IDS},
@@ -258,7 +260,8 @@ class PartitionMachine(RuleBasedStateMachine):
 
     def _deliver(self, message: InFlight) -> None:
         self.c.delivered.append(message)
-        request = AlterPartitionRequest(message.sender, message.sender_epoch, (AlterPartitionTopic(TOPIC_ID, (message.data,)),))
+        request = AlterPartitionRequest(broker_id=message.sender, broker_epoch=message.sender_epoch,
+                                        topics=(AlterPartitionTopic(topic_id=TOPIC_ID, partitions=(message.data,)),))
         self.c.partitions, response, _ = alter_partition(
             self.c.brokers, self._topics(), self.c.partitions, request, **self._events()
         )
@@ -268,7 +271,8 @@ class PartitionMachine(RuleBasedStateMachine):
         if response.error_code != Errors.NONE:
             self._send(message.sender, message.data)
             return
-        sender.leader, resend = pl.handle_alter_partition_result(sender.leader, response.topics[0].partitions[0], self.c.now)
+        sender.leader, resend = pl.handle_alter_partition_result(sender.leader, response.topics[0].partitions[0],
+                                                                 self.c.now)
         sender.hw = sender.leader.high_watermark
         self._send(message.sender, resend)
 
@@ -293,7 +297,8 @@ class PartitionMachine(RuleBasedStateMachine):
         self.c.brokers = self.c.brokers.set(b, BrokerRegistration(
             broker_id=b, epoch=registration.epoch, incarnation_id=registration.incarnation_id, fenced=False,
             in_controlled_shutdown=True))
-        self._apply(handle_broker_in_controlled_shutdown(self.c.brokers, self._topics(), self.c.partitions, b, **self._events()))
+        self._apply(handle_broker_in_controlled_shutdown(self.c.brokers, self._topics(), self.c.partitions, b,
+                                                         **self._events()))
 
     @rule(b=st.sampled_from(BROKER_IDS), event=st.sampled_from(BROKER_EVENTS), keep=st.integers(0, 5))
     def broker_event(self, b: int, event: str, keep: int) -> None:
@@ -312,7 +317,8 @@ class PartitionMachine(RuleBasedStateMachine):
             self.c.disk_losses += 1
             proc.log = proc.log[: min(keep, len(proc.log))]
             proc.hw = min(proc.hw, len(proc.log))
-        self._apply(handle_broker_shutdown(self.c.brokers, self._topics(), self.c.partitions, b, kind == "clean", **self._events()))
+        self._apply(handle_broker_shutdown(self.c.brokers, self._topics(), self.c.partitions, b, kind == "clean",
+                                           **self._events()))
         self.c.brokers = self.c.brokers.set(b, _registration(b, self.c.next_epoch, fenced=True))
         self.c.processes[b] = BrokerProcess(epoch=self.c.next_epoch, log=proc.log, hw=proc.hw)
         self.c.next_epoch += 1
@@ -321,8 +327,10 @@ class PartitionMachine(RuleBasedStateMachine):
     def elect_leaders(self, unclean: bool) -> None:
         if unclean and not self.c.topic.unclean_leader_election_enable:
             return
-        request = ElectLeadersRequest(UNCLEAN_ELECTION if unclean else PREFERRED_ELECTION, ((TOPIC, (0,)),))
-        self.c.partitions, _, _ = elect_leaders(self.c.brokers, self._topics(), self.c.partitions, request, **self._events())
+        request = ElectLeadersRequest(election_type=UNCLEAN_ELECTION if unclean else PREFERRED_ELECTION,
+                                      topic_partitions=((TOPIC, (0,)),))
+        self.c.partitions, _, _ = elect_leaders(self.c.brokers, self._topics(), self.c.partitions, request,
+                                                **self._events())
 
     @rule(replicas=st.one_of(st.none(), st.permutations(BROKER_IDS).map(lambda p: tuple(p[:3]))))
     def alter_partition_reassignment(self, replicas: Optional[tuple[int, ...]]) -> None:
@@ -332,7 +340,8 @@ class PartitionMachine(RuleBasedStateMachine):
 
     @rule()
     def maybe_balance_partition_leaders(self) -> None:
-        records, _ = maybe_balance_partition_leaders(self.c.brokers, self._topics(), self.c.partitions, **self._events())
+        records, _ = maybe_balance_partition_leaders(self.c.brokers, self._topics(), self.c.partitions,
+                                                     **self._events())
         self._apply(records)
 
     # --- invariants --------------------------------------------------------------------------

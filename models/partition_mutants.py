@@ -52,7 +52,8 @@ def bump_on_shrink_at_every_mv(metadata_version: int, new_isr: tuple[int, ...], 
     return any(r not in new_isr for r in current_isr)
 
 
-def isr_may_become_empty(target_isr: tuple[int, ...], current_isr: tuple[int, ...], elr_enabled: bool) -> Optional[tuple[int, ...]]:
+def isr_may_become_empty(target_isr: tuple[int, ...], current_isr: tuple[int, ...],
+                         elr_enabled: bool) -> Optional[tuple[int, ...]]:
     """Wrong: the ISR may become empty even without ELR."""
     return target_isr if target_isr != current_isr else None
 
@@ -84,7 +85,8 @@ RULES = "kraftspec.reference.partition_rules"
 MUTANTS: list[Mutant] = [
     Mutant("partition-elect-fenced-replica", "partition", "a fenced replica is acceptable as leader",
            f"{RULES}:is_acceptable_leader", acceptable_even_if_fenced, ("scenario", "model", "crosshair", "kafka")),
-    Mutant("partition-accept-stale-partition-epoch", "partition", "AlterPartition with a stale partition epoch accepted",
+    Mutant("partition-accept-stale-partition-epoch", "partition",
+           "AlterPartition with a stale partition epoch accepted",
            f"{RULES}:alter_partition_epoch_error", epochs_ignoring_stale_partition_epoch,
            ("scenario", "model", "crosshair", "agree", "kafka")),
     Mutant("partition-hw-over-all-replicas", "partition", "HW computed over all replicas instead of the ISR",

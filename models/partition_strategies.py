@@ -19,7 +19,8 @@ from kraftspec.reference.records import NO_LEADER
 
 MAX_BROKERS = 5
 
-metadata_versions = st.sampled_from(sorted({mv.MINIMUM_4X, mv.MV_3_6_IV0, mv.MV_3_7_IV2, mv.MV_4_0_IV1, mv.LATEST_PRODUCTION}))
+metadata_versions = st.sampled_from(sorted({mv.MINIMUM_4X, mv.MV_3_6_IV0, mv.MV_3_7_IV2, mv.MV_4_0_IV1,
+                                            mv.LATEST_PRODUCTION}))
 """metadata.version levels where the partition rules differ (4.x range)."""
 
 
@@ -68,7 +69,7 @@ def alter_partition_requests(draw: st.DrawFn, topic_id: str, partition: Partitio
     return AlterPartitionRequest(
         broker_id=requester,
         broker_epoch=100 + requester,
-        topics=(AlterPartitionTopic(topic_id, (AlterPartitionPartition(
+        topics=(AlterPartitionTopic(topic_id=topic_id, partitions=(AlterPartitionPartition(
             partition_index=0,
             leader_epoch=partition.leader_epoch + draw(st.sampled_from((0, 0, 0, -1, 1))),
             new_isr_with_epochs=tuple((r, draw(st.sampled_from((100 + r, 100 + r, -1, 99 + r)))) for r in members),

@@ -130,13 +130,13 @@ class RaftQuorumModel(RuleBasedStateMachine):
         if leaders:
             newest = max(leaders, key=lambda n: self.nodes[n].state.epoch)
             self.next_value += 1
-            self._step(newest, Append((f"r{self.next_value}",)), jitter, bootstrap)
+            self._step(newest, Append(records=(f"r{self.next_value}",)), jitter, bootstrap)
 
     @rule(node=st.sampled_from(sorted(VOTERS)), jitter=jitters, bootstrap=bootstraps)
     def resign(self, node: int, jitter: int, bootstrap: int) -> None:
         """A leader resigns its epoch (a resign request; ``resign`` refuses any other node's call)."""
         if raft_state.leader_of(self.nodes[node].state) == node:
-            self._step(node, Resign(self.nodes[node].state.epoch), jitter, bootstrap)
+            self._step(node, Resign(epoch=self.nodes[node].state.epoch), jitter, bootstrap)
 
     @rule(node=st.sampled_from(NODES), jitter=jitters)
     def crash(self, node: int, jitter: int) -> None:

@@ -55,8 +55,9 @@ def _restart_as_leader(stored: ElectionState, local_id: int, voters: frozenset[i
     """Resumes leadership of the stored epoch after a restart instead of resigning."""
     if stored.leader_id == local_id and stored.epoch >= log_end_epoch:
         states = FrozenMap({v: ReplicaState(acknowledged=(v == local_id)) for v in voters})
-        return Leader(stored.epoch, local_id, 0, states, frozenset((local_id,)),
-                      now + config.check_quorum_timeout_ms, now)
+        return Leader(epoch=stored.epoch, local_id=local_id, epoch_start_offset=0, voter_states=states,
+                      granting_voters=frozenset((local_id,)),
+                      check_quorum_deadline=now + config.check_quorum_timeout_ms, begin_quorum_deadline=now)
     return _REFERENCE["initial_state"](stored, local_id, voters, log_end_epoch, voter_endpoints, now, config,
                                         jitter)
 

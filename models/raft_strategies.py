@@ -30,11 +30,13 @@ def replica_ids(max_id: int = 4) -> st.SearchStrategy[int]:
 
 def vote_requests(max_epoch: int = 6, max_offset: int = 10) -> st.SearchStrategy[VoteRequest]:
     """Vote and pre-vote requests, valid or not (negative or too-new last epochs included)."""
-    return st.builds(VoteRequest, replica_ids(), epochs(max_epoch), st.integers(-1, max_epoch),
-                     st.integers(-1, max_offset), st.booleans())
+    return st.builds(VoteRequest, replica_id=replica_ids(), replica_epoch=epochs(max_epoch),
+                     last_offset_epoch=st.integers(-1, max_epoch),
+                     last_offset=st.integers(-1, max_offset), pre_vote=st.booleans())
 
 
 def fetch_requests(max_epoch: int = 6, max_offset: int = 10) -> st.SearchStrategy[FetchRequest]:
     """Fetch requests at any position and epoch, valid or not."""
-    return st.builds(FetchRequest, replica_ids(), epochs(max_epoch), st.integers(-1, max_offset),
-                     st.integers(-1, max_epoch), st.sampled_from((0, 500)))
+    return st.builds(FetchRequest, replica_id=replica_ids(), current_leader_epoch=epochs(max_epoch),
+                     fetch_offset=st.integers(-1, max_offset),
+                     last_fetched_epoch=st.integers(-1, max_epoch), max_wait_ms=st.sampled_from((0, 500)))

@@ -38,7 +38,7 @@ IsrMember = tuple[int, int]
 """``BrokerState``: ``(broker_id, broker_epoch)``; epoch -1 skips the epoch check (and is all v<3 carries)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterPartitionPartition:
     """``AlterPartitionRequest.PartitionData``: the leader's proposal, conditional on both epochs."""
 
@@ -49,7 +49,7 @@ class AlterPartitionPartition:
     leader_recovery_state: int = RECOVERED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterPartitionTopic:
     """``AlterPartitionRequest.TopicData`` (by topic id from v2)."""
 
@@ -57,7 +57,7 @@ class AlterPartitionTopic:
     partitions: tuple[AlterPartitionPartition, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterPartitionRequest:
     """``AlterPartitionRequest``: from broker ``broker_id`` at ``broker_epoch``; ``version`` 2 or 3."""
 
@@ -67,7 +67,7 @@ class AlterPartitionRequest:
     version: int = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterPartitionPartitionResult:
     """A partition's answer: on NONE the partition's state after the change; otherwise only the error."""
 
@@ -80,7 +80,7 @@ class AlterPartitionPartitionResult:
     partition_epoch: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterPartitionTopicResult:
     """A topic's answers, in request order."""
 
@@ -88,7 +88,7 @@ class AlterPartitionTopicResult:
     partitions: tuple[AlterPartitionPartitionResult, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterPartitionResponse:
     """``AlterPartitionResponse``: a top-level error (STALE_BROKER_EPOCH) or per-partition results."""
 

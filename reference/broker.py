@@ -58,7 +58,7 @@ R = TypeVar("R")
 Written = tuple[tuple[int, MetadataRecord], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class KafkaBehaviour:
     """The version differences of rules §1.10, as explicit switches.
 
@@ -113,7 +113,7 @@ KAFKA_4_4 = evolve(KAFKA_4_1, name="4.4+", assignment_needs_uncordoned_dirs=True
 BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_4)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HeartbeatState:
     """``BrokerHeartbeatState``: the active controller's soft state for one broker (§1.2)."""
 
@@ -127,7 +127,7 @@ def _untouched_entry(fenced: bool) -> HeartbeatState:
     return HeartbeatState(fenced=fenced)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterControl:
     """The controller's state for brokers: hard state (rebuilt from the log) and the active controller's soft state.
 
@@ -167,7 +167,7 @@ def _touched_entry(entry: HeartbeatState, fenced: bool, metadata_offset: int) ->
                                                       else entry.controlled_shutdown_offset))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Output(Generic[R]):
     """What a transition emits: the RPC response (or timer result) and the records appended, with offsets."""
 
@@ -175,7 +175,7 @@ class Output(Generic[R]):
     records: Written = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistrationRequest:
     """BrokerRegistration RPC (apiKey 62, v0–4) as the controller sees it (§1.3)."""
 
@@ -191,7 +191,7 @@ class BrokerRegistrationRequest:
     version: int = 4
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistrationResponse:
     """The reply: an error code (with Kafka's message) or the assigned broker epoch."""
 
@@ -200,7 +200,7 @@ class BrokerRegistrationResponse:
     message: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerHeartbeatRequest:
     """BrokerHeartbeat RPC (apiKey 63, v0–2) (§1.5)."""
 
@@ -213,7 +213,7 @@ class BrokerHeartbeatRequest:
     cordoned_log_dirs: Optional[tuple[str, ...]] = None  # v2+; null until the broker has caught up (KIP-1066)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerHeartbeatResponse:
     """The reply; on an error only ``error`` is meaningful (defaults as in the schema: fenced, not caught up)."""
 
@@ -224,7 +224,7 @@ class BrokerHeartbeatResponse:
     should_shut_down: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnregisterBrokerResponse:
     """UnregisterBroker RPC (apiKey 64) reply."""
 
@@ -232,7 +232,7 @@ class UnregisterBrokerResponse:
     message: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StaleBrokerFencing:
     """Result of one run of the stale-broker task: which session expired (if any) and whether it fenced."""
 
@@ -316,7 +316,8 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
         key = (record.topic_id, record.partition_id)
         return evolve(state, partitions=state.partitions.set(key, PartitionRegistration.from_record(record)))
     if isinstance(record, TopicRecord):
-        return evolve(state, topics=state.topics.set(record.topic_id, TopicInfo(record.name, record.topic_id)))
+        topic = TopicInfo(name=record.name, topic_id=record.topic_id)
+        return evolve(state, topics=state.topics.set(record.topic_id, topic))
     if isinstance(record, ConfigRecord):
         return _replay_config(state, record)
     if isinstance(record, ClearElrRecord):
@@ -569,7 +570,7 @@ def _registered_features(state: ClusterControl, request: BrokerRegistrationReque
     """The record's feature ranges: the request's; on 3.9 a missing metadata.version range is recorded as 1-1."""
     if state.behaviour.registration_needs_metadata_version or any(f.name == METADATA_VERSION for f in request.features):
         return request.features
-    return (*request.features, FeatureRange(METADATA_VERSION, 1, 1))
+    return (*request.features, FeatureRange(name=METADATA_VERSION, min_supported=1, max_supported=1))
 
 
 def _unsupported_message(name: str, level: int, low: int, high: int) -> str:
@@ -605,7 +606,7 @@ def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, n
     Kafka 4.1+ ``ClusterControlManager.registerBroker``: "... once the heartbeat manager expires the broker's session").
     """
     def fail(error: Errors, message: Optional[str] = None) -> tuple[ClusterControl, Output[BrokerRegistrationResponse]]:
-        return state, Output(BrokerRegistrationResponse(error, message=message))
+        return state, Output(response=BrokerRegistrationResponse(error=error, message=message))
 
     request = registration_as_received(request)
 
@@ -657,7 +658,8 @@ def register_broker(state: ClusterControl, request: BrokerRegistrationRequest, n
         log_dirs=tuple(request.log_dirs) if directories_supported else (),
         version=mv.register_broker_record_version(state.metadata_version)))
     state, written = _append(state, records)
-    return _touch_contacts(state, written, now), Output(BrokerRegistrationResponse(Errors.NONE, broker_epoch=epoch), written)
+    response = BrokerRegistrationResponse(error=Errors.NONE, broker_epoch=epoch)
+    return _touch_contacts(state, written, now), Output(response=response, records=written)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -774,21 +776,22 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
     """
     # ControllerApis: only a broker (CLUSTER_ACTION on the cluster) may heartbeat, checked before the controller.
     if not authorized:
-        return state, Output(BrokerHeartbeatResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED))
+        return state, Output(response=BrokerHeartbeatResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED))
     # Only the active controller keeps heartbeat state: the broker must find the active one.
     if not state.active:
-        return state, Output(BrokerHeartbeatResponse(error=Errors.NOT_CONTROLLER))
+        return state, Output(response=BrokerHeartbeatResponse(error=Errors.NOT_CONTROLLER))
     broker_id, epoch = request.broker_id, request.broker_epoch
     register_offset = state.register_offsets.get(broker_id)
     registration = state.brokers.get(broker_id)
     stale = register_offset is None or registration is None or registration.epoch != epoch
     # 3.9: a heartbeat of an unregistered broker or an older registration is refused before any session is touched.
     if stale and not state.behaviour.sessions_keyed_by_epoch:
-        return state, Output(BrokerHeartbeatResponse(error=Errors.STALE_BROKER_EPOCH))
+        return state, Output(response=BrokerHeartbeatResponse(error=Errors.STALE_BROKER_EPOCH))
     sessions = refreshed_sessions(state, broker_id, epoch, now)
     # 4.0+: the same refusal after the (id, epoch) session was refreshed (registerBrokerRecordOffset, checkBrokerEpoch).
     if stale:
-        return evolve(state, sessions=sessions), Output(BrokerHeartbeatResponse(error=Errors.STALE_BROKER_EPOCH))
+        stale = BrokerHeartbeatResponse(error=Errors.STALE_BROKER_EPOCH)
+        return evolve(state, sessions=sessions), Output(response=stale)
     current, following = calculate_next_broker_state(state, broker_id, request, register_offset)
     records = _transition_records(state, broker_id, current, following, order)
     state = evolve(state, sessions=sessions,
@@ -804,7 +807,7 @@ def heartbeat(state: ClusterControl, request: BrokerHeartbeatRequest, now: int, 
     if following is broker_rules.CONTROLLED_SHUTDOWN:  # processBatchEndOffset: the offset of the batch's last record
         state = maybe_update_controlled_shutdown_offset(
             state, broker_id, written[-1][0] if written else state.next_offset - 1)
-    return state, Output(heartbeat_reply(following, caught_up), written)
+    return state, Output(response=heartbeat_reply(following, caught_up), records=written)
 
 
 def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
@@ -815,7 +818,7 @@ def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
     """
     # Only the active controller keeps heartbeat state: the broker must find the active one.
     if not state.active:
-        return state, Output(BrokerHeartbeatResponse(error=Errors.NOT_CONTROLLER))
+        return state, Output(response=BrokerHeartbeatResponse(error=Errors.NOT_CONTROLLER))
     registration = state.brokers.get(request.broker_id)
     current = registration is not None and registration.epoch == request.broker_epoch
     if state.behaviour.sessions_keyed_by_epoch or (current and request.broker_id in state.heartbeats):
@@ -823,7 +826,7 @@ def heartbeat_timed_out(state: ClusterControl, request: BrokerHeartbeatRequest,
     if current and request.broker_id in state.heartbeats:
         state = touch(state, request.broker_id, registration.fenced, request.current_metadata_offset)
     # The heartbeat waited in the controller's queue past its deadline: the broker retries with fresh state.
-    return state, Output(BrokerHeartbeatResponse(error=Errors.REQUEST_TIMED_OUT))
+    return state, Output(response=BrokerHeartbeatResponse(error=Errors.REQUEST_TIMED_OUT))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -850,24 +853,26 @@ def fence_stale_broker(state: ClusterControl, now: int, which: Optional[tuple[in
     fence record is replayed, so in 4.0+ the replay clears its reported and controlled-shutdown offsets.
     """
     if not state.active:
-        return state, Output(StaleBrokerFencing(None, False))
+        return state, Output(response=StaleBrokerFencing(expired_session=None, fenced=False))
     expired = expired_sessions(state, now)
     if which is not None and which not in expired:
         raise ValueError(f"session {which} has not expired at {now}")
     if not expired:
-        return state, Output(StaleBrokerFencing(None, False))
+        return state, Output(response=StaleBrokerFencing(expired_session=None, fenced=False))
     key = which if which is not None else expired[0]
     state = evolve(state, sessions=state.sessions.remove(key))
     broker_id, epoch = key
     registration = state.brokers.get(broker_id)
     if registration is None:
-        return evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(StaleBrokerFencing(key, False))
+        not_fenced = StaleBrokerFencing(expired_session=key, fenced=False)
+        return evolve(state, heartbeats=state.heartbeats.remove(broker_id)), Output(response=not_fenced)
     if state.behaviour.sessions_keyed_by_epoch and registration.epoch != epoch:
-        return state, Output(StaleBrokerFencing(key, False))
+        return state, Output(response=StaleBrokerFencing(expired_session=key, fenced=False))
     records = broker_fenced_records(state, broker_id, order)
     state = evolve(state, heartbeats=state.heartbeats.set(broker_id, evolve(state.heartbeats[broker_id], fenced=True)))
     state, written = _append(state, records)
-    return _touch_contacts(state, written, now), Output(StaleBrokerFencing(key, True), written)
+    fenced = StaleBrokerFencing(expired_session=key, fenced=True)
+    return _touch_contacts(state, written, now), Output(response=fenced, records=written)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -882,20 +887,21 @@ def unregister_broker(state: ClusterControl, broker_id: int, *, authorized: bool
     """
     # ControllerApis: unregistering takes ALTER on the cluster, an administrator's right, checked first.
     if not authorized:
-        return state, Output(UnregisterBrokerResponse(Errors.CLUSTER_AUTHORIZATION_FAILED))
+        return state, Output(response=UnregisterBrokerResponse(error=Errors.CLUSTER_AUTHORIZATION_FAILED))
     # Only the active controller writes the unregistration: the client must find the active one.
     if not state.active:
-        return state, Output(UnregisterBrokerResponse(Errors.NOT_CONTROLLER))
+        return state, Output(response=UnregisterBrokerResponse(error=Errors.NOT_CONTROLLER))
     registration = state.brokers.get(broker_id)
     # Nothing to remove: the id is not registered.
     if registration is None:
-        return state, Output(UnregisterBrokerResponse(Errors.BROKER_ID_NOT_REGISTERED,
-                                                      f"Broker ID {broker_id} is not currently registered"))
+        return state, Output(response=UnregisterBrokerResponse(error=Errors.BROKER_ID_NOT_REGISTERED,
+                                                      message=f"Broker ID {broker_id} is not currently registered"))
     records: list[MetadataRecord] = list(partition_events.handle_broker_unregistered(
         state.brokers, state.topics, state.partitions, broker_id, **_partition_context(state), order=order))
     records.append(UnregisterBrokerRecord(broker_id=broker_id, broker_epoch=registration.epoch))
     state, written = _append(state, records)
-    return _touch_contacts(state, written, None), Output(UnregisterBrokerResponse(Errors.NONE), written)
+    response = UnregisterBrokerResponse(error=Errors.NONE)
+    return _touch_contacts(state, written, None), Output(response=response, records=written)
 
 
 def deactivate(state: ClusterControl) -> ClusterControl:
@@ -1001,10 +1007,10 @@ def create_topic(state: ClusterControl, topic: TopicInfo,
     """
     # ControllerApis: the metadata log's own topic is internal to the controllers and cannot be created by a client.
     if topic.name == METADATA_TOPIC:
-        return state, Output(Errors.INVALID_REQUEST)
+        return state, Output(response=Errors.INVALID_REQUEST)
     # Only the active controller creates topics: the client must find the active one.
     if not state.active:
-        return state, Output(Errors.NOT_CONTROLLER)
+        return state, Output(response=Errors.NOT_CONTROLLER)
     if not assignments:
         raise ValueError("create_topic needs a manual assignment of at least one partition (automatic placement is "
                          "not modelled)")
@@ -1012,17 +1018,17 @@ def create_topic(state: ClusterControl, topic: TopicInfo,
     if error == Errors.NONE:
         error = assignment_error(state, assignments)
     if error != Errors.NONE:
-        return state, Output(error)
+        return state, Output(response=error)
     records: list[MetadataRecord] = [TopicRecord(name=topic.name, topic_id=topic.topic_id),
                                      *topic_config_records(state, topic)]
     for partition_id, replicas in enumerate(assignments):
         error, partition = create_partition(state.brokers, topic.topic_id, partition_id, replicas,
                                             metadata_version=state.metadata_version)
         if partition is None:
-            return state, Output(error)
+            return state, Output(response=error)
         records.append(partition)
     state, written = _append(state, records)
-    return evolve(state, topics=state.topics.set(topic.topic_id, topic)), Output(Errors.NONE, written)
+    return evolve(state, topics=state.topics.set(topic.topic_id, topic)), Output(response=Errors.NONE, records=written)
 
 
 def log_advanced(state: ClusterControl, next_offset: int) -> ClusterControl:

@@ -43,7 +43,7 @@ class BrokerState(IntEnum):
             return cls.UNKNOWN
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LifecycleConfig:
     """Broker-side timing (§1.1): heartbeat interval and initial registration timeout, in ms."""
 
@@ -53,7 +53,7 @@ class LifecycleConfig:
     first_shutdown_heartbeat_delay: int = 50
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerLifecycle:
     """One broker process: its state, epoch, and when it next talks to the controller."""
 

@@ -27,7 +27,7 @@ class ReplayError(ValueError):
     """A record that Kafka's replay would reject (fatal on a controller): the message says which rule."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistration:
     """``BrokerRegistration``: one broker's registration as the log defines it (§1.2)."""
 

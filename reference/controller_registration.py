@@ -35,7 +35,7 @@ SUCCESS_MESSAGE = ""
 ``ControllerRegistrationResponseData``, whose nullable ErrorMessage has no schema default and so is ``""``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerBehaviour:
     """The version differences of the controller component (rules §4.1–§4.3), as explicit switches.
 
@@ -56,15 +56,20 @@ class ControllerBehaviour:
     denial_names_operation: bool = True
 
 
-KAFKA_3_9 = ControllerBehaviour("3.9", True, 1, False, False)
-KAFKA_4_0 = ControllerBehaviour("4.0", False, 2, False, False)
-KAFKA_4_1 = ControllerBehaviour("4.1", False, 2, False, True)
-KAFKA_4_2 = ControllerBehaviour("4.2", False, 2, False, True)
-KAFKA_4_3 = ControllerBehaviour("4.3+", False, 2, True, True)
+KAFKA_3_9 = ControllerBehaviour(name="3.9", copies_zk_migration_ready=True, describe_cluster_max_version=1,
+                                timeout_clears_pending=False, denial_names_operation=False)
+KAFKA_4_0 = ControllerBehaviour(name="4.0", copies_zk_migration_ready=False, describe_cluster_max_version=2,
+                                timeout_clears_pending=False, denial_names_operation=False)
+KAFKA_4_1 = ControllerBehaviour(name="4.1", copies_zk_migration_ready=False, describe_cluster_max_version=2,
+                                timeout_clears_pending=False, denial_names_operation=True)
+KAFKA_4_2 = ControllerBehaviour(name="4.2", copies_zk_migration_ready=False, describe_cluster_max_version=2,
+                                timeout_clears_pending=False, denial_names_operation=True)
+KAFKA_4_3 = ControllerBehaviour(name="4.3+", copies_zk_migration_ready=False, describe_cluster_max_version=2,
+                                timeout_clears_pending=True, denial_names_operation=True)
 CONTROLLER_BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_2, KAFKA_4_3)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerRegistrationRequest:
     """ControllerRegistration (apiKey 70, v0): who registers, with which incarnation, listeners and features."""
 
@@ -75,7 +80,7 @@ class ControllerRegistrationRequest:
     features: tuple[FeatureRange, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerRegistrationResponse:
     """The response: an error code and message (NONE / None on success)."""
 
@@ -83,7 +88,7 @@ class ControllerRegistrationResponse:
     message: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControllerRegistration:
     """``ControllerRegistration`` in the cluster image, as the latest RegisterControllerRecord defines it."""
 
@@ -126,8 +131,8 @@ def register_controller(
             features=request.features,
             version=0,
         )
-        return ControllerRegistrationResponse(Errors.NONE, SUCCESS_MESSAGE), (record,)
-    return ControllerRegistrationResponse(error, ERROR_MESSAGES[error]), ()
+        return ControllerRegistrationResponse(error=Errors.NONE, message=SUCCESS_MESSAGE), (record,)
+    return ControllerRegistrationResponse(error=error, message=ERROR_MESSAGES[error]), ()
 
 
 def replay_register_controller(
@@ -169,7 +174,7 @@ def _by_name(entries: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(last[name] for name in sorted(last))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ManagerState:
     """``ControllerRegistrationManager`` fields: one per process start (``incarnation_id`` is new each start)."""
 

@@ -54,7 +54,7 @@ class UnsupportedVersionError(Exception):
     """Client-side ``UnsupportedVersionException`` raised by a generated serializer (§4.3)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DescribeClusterRequest:
     """Request fields: IncludeClusterAuthorizedOperations (v0+), EndpointType int8 (v1+, default 1),
     IncludeFencedBrokers (v2+, KIP-1073)."""
@@ -65,7 +65,7 @@ class DescribeClusterRequest:
     include_fenced_brokers: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DescribeClusterNode:
     """One DescribeClusterBroker entry; ``is_fenced`` exists from v2."""
 
@@ -76,7 +76,7 @@ class DescribeClusterNode:
     is_fenced: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DescribeClusterResponse:
     """Response fields; an error response keeps every other field at its default (§4.2 step 2)."""
 
@@ -89,7 +89,7 @@ class DescribeClusterResponse:
     cluster_authorized_operations: int = INT32_MIN
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterImage:
     """What DescribeCluster reads: broker and controller registrations, the Raft leader, MV and cluster id."""
 
@@ -100,7 +100,7 @@ class ClusterImage:
     metadata_version: int = 30
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Authorization:
     """Authorizer answers: DESCRIBE / ALTER on CLUSTER asked alone, and ``authorized_operations``, its answer for
     each operation asked in ``AuthHelper.authorizedOperations``' batch (bit ``1 << AclOperation code`` set: allowed),
@@ -173,7 +173,8 @@ def broker_nodes(image: ClusterImage, listener: str, include_fenced: bool,
         registration = image.brokers[broker_id]
         endpoint = next((e for e in registration.listeners if e.name == listener), None)
         if endpoint is not None and broker_listed(registration.fenced, include_fenced):
-            nodes.append(DescribeClusterNode(broker_id, endpoint.host, endpoint.port, registration.rack, registration.fenced))
+            nodes.append(DescribeClusterNode(node_id=broker_id, host=endpoint.host, port=endpoint.port,
+                                             rack=registration.rack, is_fenced=registration.fenced))
     return tuple(nodes)
 
 
@@ -185,7 +186,8 @@ def controller_nodes(image: ClusterImage, listener: str,
     for controller_id in in_order(image.controllers, order):
         endpoint = next((e for e in image.controllers[controller_id].listeners if e.name == listener), None)
         if endpoint is not None:
-            nodes.append(DescribeClusterNode(controller_id, endpoint.host, endpoint.port, None, False))
+            nodes.append(DescribeClusterNode(node_id=controller_id, host=endpoint.host, port=endpoint.port, rack=None,
+                                             is_fenced=False))
     return tuple(nodes)
 
 

@@ -38,12 +38,14 @@ def example_image() -> ClusterImage:
         """A broker with one endpoint on ``listener``."""
         return BrokerRegistration(
             broker_id=broker_id, epoch=100 + broker_id, incarnation_id=f"b{broker_id}", fenced=fenced,
-            listeners=(Endpoint(listener, f"broker{broker_id}", 9092),),
+            listeners=(Endpoint(name=listener, host=f"broker{broker_id}", port=9092),),
         )
 
     def controller(controller_id: int, listener: str) -> ControllerRegistration:
         """A controller with one endpoint on ``listener``."""
-        return ControllerRegistration(controller_id, f"c{controller_id}", listeners=(Endpoint(listener, f"ctl{controller_id}", 9093),))
+        endpoint = Endpoint(name=listener, host=f"ctl{controller_id}", port=9093)
+        return ControllerRegistration(controller_id=controller_id, incarnation_id=f"c{controller_id}",
+                                      listeners=(endpoint,))
 
     return ClusterImage(
         cluster_id="QtNwvtfVQ3GEFpzOmDEE-w",
@@ -53,7 +55,7 @@ def example_image() -> ClusterImage:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     """One combination: whether the Java client can encode it (``client``: ``sent`` or the
     UnsupportedVersionException message) and what the receiver computes from those request fields
@@ -87,7 +89,8 @@ def cell(version: int, receiver: Receiver, endpoint_type: int, include_fenced: b
         client = f"UnsupportedVersionException: {exc}"
     listener = CONTROLLER_LISTENER if receiver is Receiver.CONTROLLER else BROKER_LISTENER
     response = describe_cluster(example_image(), receiver, request, listener, chooser=chooser)
-    return Cell(version, receiver, endpoint_type, include_fenced, client, _describe(response))
+    return Cell(version=version, receiver=receiver, endpoint_type=endpoint_type, include_fenced=include_fenced,
+                client=client, server=_describe(response))
 
 
 def table() -> tuple[Cell, ...]:

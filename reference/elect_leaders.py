@@ -33,7 +33,7 @@ MAX_ELECTIONS_PER_IMBALANCE = 1000
 """``ReplicationControlManager.MAX_ELECTIONS_PER_IMBALANCE``: records per periodic run (§1.1)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ElectLeadersRequest:
     """``ElectLeadersRequest``: ``topic_partitions`` None means every partition of every topic."""
 
@@ -41,7 +41,7 @@ class ElectLeadersRequest:
     topic_partitions: Optional[tuple[tuple[str, tuple[int, ...]], ...]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ElectLeadersPartitionResult:
     """One partition's answer."""
 
@@ -49,7 +49,7 @@ class ElectLeadersPartitionResult:
     error_code: Errors
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ElectLeadersTopicResult:
     """A topic's answers (by topic name)."""
 
@@ -57,7 +57,7 @@ class ElectLeadersTopicResult:
     partition_results: tuple[ElectLeadersPartitionResult, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ElectLeadersResponse:
     """``ElectLeadersResponse``: top-level INVALID_REQUEST for an unknown election type, else per partition."""
 
@@ -149,12 +149,15 @@ def elect_leaders(
     ``ElectLeadersRequest.getErrorResponse``: the top-level error and the same error for every requested partition.
     """
     if request.topic_partitions is not None and not request.topic_partitions:
-        return persistent(partitions), ElectLeadersResponse(Errors.NONE), ()
+        return persistent(partitions), ElectLeadersResponse(error_code=Errors.NONE), ()
     # Only preferred and unclean elections exist.
     if request.election_type not in (PREFERRED_ELECTION, UNCLEAN_ELECTION):
-        return persistent(partitions), ElectLeadersResponse(Errors.INVALID_REQUEST, tuple(
-            ElectLeadersTopicResult(name, tuple(ElectLeadersPartitionResult(pid, Errors.INVALID_REQUEST) for pid in ids))
-            for name, ids in request.topic_partitions or ())), ()
+        invalid = tuple(
+            ElectLeadersTopicResult(topic=name, partition_results=tuple(
+                ElectLeadersPartitionResult(partition_id=pid, error_code=Errors.INVALID_REQUEST) for pid in ids))
+            for name, ids in request.topic_partitions or ())
+        return persistent(partitions), ElectLeadersResponse(error_code=Errors.INVALID_REQUEST,
+                                                            replica_election_results=invalid), ()
     records: list[PartitionChangeRecord] = []
     results = []
     if request.topic_partitions is None:
@@ -177,9 +180,9 @@ def elect_leaders(
                 records.append(record)
             if request.topic_partitions is None and error == Errors.ELECTION_NOT_NEEDED:
                 continue
-            answers.append(ElectLeadersPartitionResult(partition_id, error))
-        results.append(ElectLeadersTopicResult(topic_name, tuple(answers)))
-    response = ElectLeadersResponse(Errors.NONE, tuple(results))
+            answers.append(ElectLeadersPartitionResult(partition_id=partition_id, error_code=error))
+        results.append(ElectLeadersTopicResult(topic=topic_name, partition_results=tuple(answers)))
+    response = ElectLeadersResponse(error_code=Errors.NONE, replica_election_results=tuple(results))
     return apply_records(partitions, records), response, tuple(records)
 
 

@@ -1,5 +1,5 @@
-"""Frozen state. Every state, input and output of the reference is a ``@dataclass(frozen=True, slots=True)``, built
-with keywords and derived with :func:`evolve`; map fields hold the immutable, hashable mappings below (a dict-backed
+"""Frozen state. Every state, input and output of the reference is a ``@dataclass(frozen=True, slots=True,
+kw_only=True)``: built with keywords only and derived with :func:`evolve`; map fields hold the immutable, hashable mappings below (a dict-backed
 one for small maps, a persistent one for maps that grow with the cluster)."""
 
 from __future__ import annotations

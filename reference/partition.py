@@ -39,7 +39,7 @@ TopicPartition = tuple[str, int]
 """A partition's key: ``(topic_id, partition_id)``."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TopicInfo:
     """What the partition rules need of a topic: its name, id and the two configs they read (§2.3, §2.4)."""
 

@@ -40,7 +40,7 @@ WAIT_FOR_METADATA_ERRORS = frozenset({
 """§2.10: stay pending until new metadata arrives, no retry."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FollowerState:
     """``ReplicaState`` of a remote replica as the leader tracks it; offsets -1 until the first fetch."""
 
@@ -51,7 +51,7 @@ class FollowerState:
     broker_epoch: int = NO_FETCH
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PendingIsrChange:
     """An AlterPartition in flight: the ISR proposed and the maximal ISR used for the HW meanwhile.
 
@@ -63,7 +63,7 @@ class PendingIsrChange:
     request: AlterPartitionPartition
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionLeaderState:
     """One partition led by ``broker_id``: the committed state, the log end, HW and the followers."""
 
@@ -256,7 +256,7 @@ def _proposal(state: PartitionLeaderState, isr: tuple[int, ...]) -> AlterPartiti
 
 def _propose(state: PartitionLeaderState, isr: tuple[int, ...], maximal: tuple[int, ...]) -> tuple[PartitionLeaderState, AlterPartitionPartition]:
     request = _proposal(state, isr)
-    return evolve(state, pending=PendingIsrChange(isr, maximal, request)), request
+    return evolve(state, pending=PendingIsrChange(proposed_isr=isr, maximal_isr=maximal, request=request)), request
 
 
 def follower_fetch(

@@ -28,7 +28,7 @@ LOST_DIR = "AAAAAAAAAAAAAAAAAAAAAg"
 """``DirectoryId.LOST`` = Uuid(0, 2): the directory is offline."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionBehaviour:
     """The version differences of the partition component, as explicit switches.
 

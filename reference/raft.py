@@ -65,7 +65,7 @@ NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error ind
                       "is not a replica of the topic partition.")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RaftNode:
     """A quorum member or observer: static voters, its state, its log, the quorum-state file, in-flight requests.
 
@@ -104,10 +104,11 @@ def new_node(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[i
              now: int = 0, jitter: int = 0, directory_id: Optional[str] = None,
              cluster_id: Optional[str] = None) -> RaftNode:
     """Start a node: ``QuorumState.initialize`` from the quorum-state file (absent ⇒ epoch 0) and the log (§3.2)."""
-    stored = stored if stored is not None else ElectionState(0)
+    stored = stored if stored is not None else ElectionState(epoch=0)
     state = raft_state.initial_state(stored, local_id, voters, log.last_fetched_epoch, voter_endpoints, now, config,
                                      jitter)
-    return RaftNode(local_id, voters, voter_endpoints, config, state, log, raft_state.election_state(state, local_id),
+    return RaftNode(local_id=local_id, voters=voters, voter_endpoints=voter_endpoints, config=config, state=state,
+                    log=log, stored=raft_state.election_state(state, local_id),
                     directory_id=directory_id, cluster_id=cluster_id)
 
 
@@ -156,7 +157,8 @@ def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> R
         answering = node.state if isinstance(state, Resigned) else state
         for parked in _purgatory_order(node.parked):
             # A node no longer leading cannot complete a fetch: the fetcher learns who leads now.
-            out.append(Send(parked.source, _fetch_error_response(node, Errors.NOT_LEADER_OR_FOLLOWER, parked.request,
+            out.append(Send(destination=parked.source,
+                            message=_fetch_error_response(node, Errors.NOT_LEADER_OR_FOLLOWER, parked.request,
                                                                  answering)))
         node = evolve(node, parked=())
     stored = raft_state.election_state(state, node.local_id) if durable else node.stored
@@ -215,7 +217,8 @@ def _to_leader(node: RaftNode, now: int, out: Outputs) -> RaftNode:
     leader = raft_state.transition_to_leader(node.state, node.local_id, node.voters, node.log.end_offset, now,
                                              node.config)
     node = _moved(node, leader, True, out)
-    record = LeaderChangeMessage(node.local_id, tuple(sorted(node.voters)), tuple(sorted(leader.granting_voters)))
+    record = LeaderChangeMessage(leader_id=node.local_id, voters=tuple(sorted(node.voters)),
+                                 granting_voters=tuple(sorted(leader.granting_voters)))
     return _leader_append(node, (record,), now, out)
 
 
@@ -311,9 +314,10 @@ def _answered(node: RaftNode, source: int, correlation_id: int, success: bool, n
 def _send_request(node: RaftNode, destination: int, request: Any, now: int, out: Outputs) -> RaftNode:
     """Send ``request`` with a fresh correlation id and remember it as outstanding to ``destination``."""
     cid = node.next_correlation_id
-    out.append(Send(destination, evolve(request, correlation_id=cid)))
+    out.append(Send(destination=destination, message=evolve(request, correlation_id=cid)))
     backoff = node.backoff.remove(destination) if destination in node.backoff else node.backoff
-    return evolve(node, inflight=node.inflight.set(destination, (cid, now)), backoff=backoff, next_correlation_id=cid + 1)
+    return evolve(node, inflight=node.inflight.set(destination, (cid, now)), backoff=backoff,
+                  next_correlation_id=cid + 1)
 
 
 def _ready(node: RaftNode, destination: int, now: int) -> bool:
@@ -383,36 +387,38 @@ def _vote_response(node: RaftNode, partition_error: Errors, granted: bool, corre
                         leader_endpoints=_leader_endpoints(node), correlation_id=correlation_id)
 
 
-def _on_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``handleVoteRequest`` in the order of §3.4."""
     src, cid = req.replica_id, req.correlation_id
     # A node of another cluster must not take part in this quorum's elections.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, VoteResponse(source=node.local_id, error=Errors.INCONSISTENT_CLUSTER_ID,
+        out.append(Send(destination=src,
+                        message=VoteResponse(source=node.local_id, error=Errors.INCONSISTENT_CLUSTER_ID,
                                           correlation_id=cid)))
         return node
     # The quorum replicates one partition, the metadata log's: a vote for any other is malformed.
     if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(src, VoteResponse(source=node.local_id, error=Errors.INVALID_REQUEST, correlation_id=cid)))
+        out.append(Send(destination=src, message=VoteResponse(source=node.local_id, error=Errors.INVALID_REQUEST,
+                                                              correlation_id=cid)))
         return node
     # A negative offset or epoch, or a last epoch beyond the epoch asked for, is no log a candidate could have.
     if (req.last_offset < 0 or req.last_offset_epoch < 0
             or raft_rules.is_illegal_vote_epoch(req.pre_vote, req.last_offset_epoch, req.replica_epoch)):
-        out.append(Send(src, _vote_response(node, Errors.INVALID_REQUEST, False, cid)))
+        out.append(Send(destination=src, message=_vote_response(node, Errors.INVALID_REQUEST, False, cid)))
         return node
     error = _voter_only_error(node, req.replica_id, req.replica_epoch)
     if error is not None:
-        out.append(Send(src, _vote_response(node, error, False, cid)))
+        out.append(Send(destination=src, message=_vote_response(node, error, False, cid)))
         return node
     if req.replica_epoch > node.state.epoch:
         node = _to_unattached(node, req.replica_epoch, now, jitter, out)
     # The vote was asked of another voter (id or directory): this node must not answer for it.
     if not _valid_voter_key(node, req.voter_id, req.voter_directory_id):
-        out.append(Send(src, _vote_response(node, Errors.INVALID_VOTER_KEY, False, cid)))
+        out.append(Send(destination=src, message=_vote_response(node, Errors.INVALID_VOTER_KEY, False, cid)))
         return node
     up_to_date = raft_rules.is_log_up_to_date(req.last_offset_epoch, req.last_offset, node.log.last_fetched_epoch,
                                               node.log.end_offset)
-    candidate = ReplicaKey(req.replica_id, req.replica_directory_id)
+    candidate = ReplicaKey(id=req.replica_id, directory_id=req.replica_directory_id)
     granted = can_grant_vote(node, candidate, up_to_date, req.pre_vote)
     state = node.state
     if (granted and not req.pre_vote and isinstance(state, (Unattached, Prospective))
@@ -420,11 +426,11 @@ def _on_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int, ou
         deadline = raft_state.election_deadline(node.config, now, jitter)
         voted = raft_state.transition_to_unattached_voted(state, state.epoch, candidate, deadline, node.local_id)
         node = evolve(node, state=voted, stored=raft_state.election_state(voted, node.local_id))
-    out.append(Send(src, _vote_response(node, Errors.NONE, granted, cid)))
+    out.append(Send(destination=src, message=_vote_response(node, Errors.NONE, granted, cid)))
     return node
 
 
-def _on_vote_response(node: RaftNode, resp: VoteResponse, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_vote_response(node: RaftNode, resp: VoteResponse, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``handleVoteResponse``: pre-votes may flip, standard votes may not; UNSUPPORTED_VERSION skips pre-vote.
     A failed response (an error not handled in common) backs the connection off (:func:`_answered`)."""
     if not _expected(node, resp.source, resp.correlation_id):
@@ -435,7 +441,7 @@ def _on_vote_response(node: RaftNode, resp: VoteResponse, now: int, jitter: int,
 
 def _vote_response_handled(node: RaftNode, resp: VoteResponse, now: int, jitter: int,
                            out: Outputs) -> tuple[RaftNode, bool]:
-    """:func:`_on_vote_response`'s handling: (node, whether the request succeeded)."""
+    """:func:`_handle_vote_response`'s handling: (node, whether the request succeeded)."""
     if resp.error != Errors.NONE:
         if resp.error == Errors.UNSUPPORTED_VERSION and isinstance(node.state, Prospective):
             return _to_candidate(node, now, jitter, out), True
@@ -508,7 +514,7 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
                                records=records, correlation_id=req.correlation_id)
 
 
-def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``handleFetchRequest``: validation order of §3.7; an empty answer may be parked up to maxWaitMs.
 
     The partition is checked by topic id and partition index (``RaftUtil.hasValidTopicPartition`` for Fetch): the
@@ -517,19 +523,20 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
     src = req.replica_id
     # A node of another cluster must not replicate this quorum's log.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, FetchResponse(source=node.local_id, error=Errors.INCONSISTENT_CLUSTER_ID,
+        out.append(Send(destination=src,
+                        message=FetchResponse(source=node.local_id, error=Errors.INCONSISTENT_CLUSTER_ID,
                                            correlation_id=req.correlation_id)))
         return node
     # The quorum replicates one partition, the metadata log's: a fetch of any other is malformed.
     if ((req.topic_partition is not METADATA_PARTITION and req.topic_partition[1] != METADATA_PARTITION[1])
             or req.topic_id != METADATA_TOPIC_ID):  # by topic id and partition index: Fetch v13+ carries no name
-        out.append(Send(src, FetchResponse(source=node.local_id, error=Errors.INVALID_REQUEST,
+        out.append(Send(destination=src, message=FetchResponse(source=node.local_id, error=Errors.INVALID_REQUEST,
                                            correlation_id=req.correlation_id)))
         return node
     # A negative wait, offset or epoch, or a fetched epoch beyond the fetcher's leader epoch, is no real fetch.
     if (req.max_wait_ms < 0 or req.fetch_offset < 0 or req.last_fetched_epoch < 0
             or req.last_fetched_epoch > req.current_leader_epoch):
-        out.append(Send(src, _fetch_error_response(node, Errors.INVALID_REQUEST, req)))
+        out.append(Send(destination=src, message=_fetch_error_response(node, Errors.INVALID_REQUEST, req)))
         return node
     old = node.state  # a Leader if the fetch leaves the node one: answering a fetch changes no role
     node, resp = _try_complete_fetch(node, req, now)
@@ -537,9 +544,10 @@ def _on_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: int, 
         node = _complete_parked(node, now, out)  # ``onUpdateLeaderHighWatermark``: before this fetch is answered
     if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not Errors.NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
-        out.append(Send(src, resp))
+        out.append(Send(destination=src, message=resp))
     else:
-        node = evolve(node, parked=node.parked + (ParkedFetch(src, req, now + req.max_wait_ms, resp),))
+        node = evolve(node, parked=node.parked + (ParkedFetch(source=src, request=req, deadline=now + req.max_wait_ms,
+                                                              response=resp),))
     return node
 
 
@@ -555,7 +563,7 @@ def _expire_parked(node: RaftNode, now: int, out: Outputs) -> RaftNode:
     if not due:
         return node
     for parked in due:
-        out.append(Send(parked.source, parked.response))
+        out.append(Send(destination=parked.source, message=parked.response))
     return evolve(node, parked=tuple(p for p in node.parked if p.deadline > now))
 
 
@@ -566,11 +574,11 @@ def _complete_parked(node: RaftNode, now: int, out: Outputs) -> RaftNode:
     node = evolve(node, parked=())
     for parked in done:
         node, resp = _try_complete_fetch(node, parked.request, now)
-        out.append(Send(parked.source, resp))
+        out.append(Send(destination=parked.source, message=resp))
     return node
 
 
-def _on_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``handleFetchResponse``: truncate on a diverging epoch, else append and take min(LEO, HW) (§3.7). A failed
     response (a top-level error, or a partition error not handled in common) backs the connection off."""
     if not _expected(node, resp.source, resp.correlation_id):
@@ -606,8 +614,10 @@ def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
             hw = raft_rules.follower_high_watermark(hw, log.end_offset, resp.high_watermark)
         except ValueError as exc:
             raise RaftFatalError(str(exc)) from exc
-    state = Follower(state.epoch, state.leader_id, state.leader_endpoints, now + node.config.fetch_timeout_ms,
-                     state.voted_key, hw, True, state.update_voter_deadline)
+    state = Follower(epoch=state.epoch, leader_id=state.leader_id, leader_endpoints=state.leader_endpoints,
+                     fetch_deadline=now + node.config.fetch_timeout_ms,
+                     voted_key=state.voted_key, high_watermark=hw, has_fetched=True,
+                     update_voter_deadline=state.update_voter_deadline)
     return evolve(node, state=state, log=log)
 
 
@@ -631,23 +641,25 @@ def _rejected_quorum_epoch_request(node: RaftNode, req: BeginQuorumEpochRequest 
     src, cid = req.leader_id, req.correlation_id
     # A leader of another cluster must not lead this quorum.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(src, QuorumEpochResponse(source=node.local_id, api=api, error=Errors.INCONSISTENT_CLUSTER_ID,
+        out.append(Send(destination=src,
+                        message=QuorumEpochResponse(source=node.local_id, api=api, error=Errors.INCONSISTENT_CLUSTER_ID,
                                                  correlation_id=cid)))
         return True
     # The quorum replicates one partition, the metadata log's: a request for any other is malformed.
     if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(src, QuorumEpochResponse(source=node.local_id, api=api, error=Errors.INVALID_REQUEST,
+        out.append(Send(destination=src,
+                        message=QuorumEpochResponse(source=node.local_id, api=api, error=Errors.INVALID_REQUEST,
                                                  correlation_id=cid)))
         return True
     error = _voter_only_error(node, req.leader_id, req.leader_epoch)
     if error is not None:
-        out.append(Send(src, _epoch_response(node, api, error, cid)))
+        out.append(Send(destination=src, message=_epoch_response(node, api, error, cid)))
         return True
     return False
 
 
-def _on_begin_quorum_epoch(node: RaftNode, req: BeginQuorumEpochRequest, now: int, jitter: int,
-                           out: Outputs) -> RaftNode:
+def _handle_begin_quorum_epoch_request(node: RaftNode, req: BeginQuorumEpochRequest, now: int, jitter: int,
+                                       out: Outputs) -> RaftNode:
     """``handleBeginQuorumEpochRequest``: validate, follow the new leader, then check the voter key."""
     api, src, cid = "BeginQuorumEpoch", req.leader_id, req.correlation_id
     if _rejected_quorum_epoch_request(node, req, api, out):
@@ -656,14 +668,14 @@ def _on_begin_quorum_epoch(node: RaftNode, req: BeginQuorumEpochRequest, now: in
     node = _maybe_transition(node, req.leader_id, req.leader_epoch, endpoints, now, jitter, out)
     # The announcement was meant for another voter (id or directory): it is not acknowledged for it.
     if not _valid_voter_key(node, req.voter_id, req.voter_directory_id):
-        out.append(Send(src, _epoch_response(node, api, Errors.INVALID_VOTER_KEY, cid)))
+        out.append(Send(destination=src, message=_epoch_response(node, api, Errors.INVALID_VOTER_KEY, cid)))
         return node
-    out.append(Send(src, _epoch_response(node, api, Errors.NONE, cid)))
+    out.append(Send(destination=src, message=_epoch_response(node, api, Errors.NONE, cid)))
     return node
 
 
-def _on_end_quorum_epoch(node: RaftNode, req: EndQuorumEpochRequest, now: int, jitter: int,
-                         out: Outputs) -> RaftNode:
+def _handle_end_quorum_epoch_request(node: RaftNode, req: EndQuorumEpochRequest, now: int, jitter: int,
+                                     out: Outputs) -> RaftNode:
     """``handleEndQuorumEpochRequest``: a follower of the resigning leader waits its backoff, then campaigns."""
     api, src, cid = "EndQuorumEpoch", req.leader_id, req.correlation_id
     if _rejected_quorum_epoch_request(node, req, api, out):
@@ -676,12 +688,12 @@ def _on_end_quorum_epoch(node: RaftNode, req: EndQuorumEpochRequest, now: int, j
         position = successors.index(node.local_id) if node.local_id in successors else len(successors)
         backoff = raft_rules.end_quorum_epoch_backoff(position, len(successors), node.config.election_backoff_max_ms)
         node = evolve(node, state=evolve(state, fetch_deadline=now + backoff))
-    out.append(Send(src, _epoch_response(node, api, Errors.NONE, cid)))
+    out.append(Send(destination=src, message=_epoch_response(node, api, Errors.NONE, cid)))
     return node
 
 
-def _on_quorum_epoch_response(node: RaftNode, resp: QuorumEpochResponse, now: int, jitter: int,
-                              out: Outputs) -> RaftNode:
+def _handle_quorum_epoch_response(node: RaftNode, resp: QuorumEpochResponse, now: int, jitter: int,
+                                  out: Outputs) -> RaftNode:
     """Begin/EndQuorumEpoch responses: common handling, then the leader (or resigned leader) records the ack; a
     failed response backs the connection off."""
     if not _expected(node, resp.source, resp.correlation_id):
@@ -700,7 +712,8 @@ def _on_quorum_epoch_response(node: RaftNode, resp: QuorumEpochResponse, now: in
     return _answered(node, resp.source, resp.correlation_id, True, now)
 
 
-def _on_describe_quorum(node: RaftNode, req: DescribeQuorumRequest, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_describe_quorum_request(node: RaftNode, req: DescribeQuorumRequest, now: int, jitter: int,
+                                    out: Outputs) -> RaftNode:
     """``handleDescribeQuorumRequest`` (§3.10): only the leader describes; others answer NOT_LEADER_OR_FOLLOWER.
 
     As Kafka 4.3 writes them (``DescribeQuorumResponse.singletonErrorResponse``,
@@ -710,31 +723,37 @@ def _on_describe_quorum(node: RaftNode, req: DescribeQuorumRequest, now: int, ji
     """
     # The quorum has one partition, the metadata log's: no other can be described.
     if req.topic_partition != METADATA_PARTITION:
-        out.append(Send(req.source, _describe_quorum_error(req, Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        out.append(Send(destination=req.source, message=_describe_quorum_error(req, Errors.UNKNOWN_TOPIC_OR_PARTITION,
                                                            UNKNOWN_TOPIC_MESSAGE)))
         return node
     state = node.state
     # Only the leader knows every replica's progress.
     if not isinstance(state, Leader):
-        out.append(Send(req.source, _describe_quorum_error(req, Errors.NOT_LEADER_OR_FOLLOWER, NOT_LEADER_MESSAGE)))
+        out.append(Send(destination=req.source, message=_describe_quorum_error(req, Errors.NOT_LEADER_OR_FOLLOWER,
+                                                                               NOT_LEADER_MESSAGE)))
         return node
     voters, observers, state = raft_leader.describe(state, now)
     nodes = tuple(sorted(node.voter_endpoints.items())) if req.version >= 2 else ()
-    out.append(Send(req.source, DescribeQuorumResponse(Errors.NONE, Errors.NONE, "", node.local_id, state.epoch,
-                                                       state.high_watermark, voters, observers, nodes)))
+    out.append(Send(destination=req.source,
+                    message=DescribeQuorumResponse(error=Errors.NONE, partition_error=Errors.NONE, error_message="",
+                                                   leader_id=node.local_id, leader_epoch=state.epoch,
+                                                   high_watermark=state.high_watermark, current_voters=voters,
+                                                   observers=observers, nodes=nodes)))
     return evolve(node, state=state)
 
 
 def _describe_quorum_error(req: DescribeQuorumRequest, error: Errors, message: str) -> DescribeQuorumResponse:
     """A partition-level DescribeQuorum error: the message only where the version has the field (2+)."""
-    return DescribeQuorumResponse(Errors.NONE, error, message if req.version >= 2 else "", 0, 0, 0)
+    return DescribeQuorumResponse(error=Errors.NONE, partition_error=error,
+                                  error_message=message if req.version >= 2 else "", leader_id=0, leader_epoch=0,
+                                  high_watermark=0)
 
 
 # --------------------------------------------------------------------------------------------------
 # Client operations and timers
 
 
-def _on_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``prepareAppend`` + ``schedulePreparedAppend``: only a leader appends; others raise :class:`NotLeaderError`
     (scenario 94); no records is refused (``IllegalArgumentException``).
 
@@ -764,7 +783,7 @@ def _leader_resigns(state: Leader, now: int) -> bool:
                                       and raft_leader.check_quorum_expired(state, now))
 
 
-def _on_resign(node: RaftNode, op: Resign, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_resign(node: RaftNode, op: Resign, now: int, jitter: int, out: Outputs) -> RaftNode:
     """``resign(epoch)`` (Kafka 4.3 ``KafkaRaftClient.resign``): the leader of that epoch resigns at the poll that
     follows (``LeaderState.requestResign``; ``pollLeader`` moves it to Resigned, EndQuorumEpoch goes out on the poll
     after that); an older epoch, or a node that already resigned from it, is ignored; a negative epoch, a later one
@@ -781,7 +800,7 @@ def _on_resign(node: RaftNode, op: Resign, now: int, jitter: int, out: Outputs) 
     return node
 
 
-def _on_tick(node: RaftNode, tick: Tick, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _handle_tick(node: RaftNode, tick: Tick, now: int, jitter: int, out: Outputs) -> RaftNode:
     """A poll with no input: the timers are handled by :func:`_poll`, which runs after every input."""
     return node
 
@@ -789,11 +808,13 @@ def _on_tick(node: RaftNode, tick: Tick, now: int, jitter: int, out: Outputs) ->
 def _fetch_request(node: RaftNode) -> FetchRequest:
     """``buildFetchRequest``: the follower's position (LEO, last fetched epoch) in its current epoch."""
     hw = getattr(node.state, "high_watermark", -1)
-    return FetchRequest(node.local_id, node.state.epoch, node.log.end_offset, node.log.last_fetched_epoch,
-                        node.config.fetch_max_wait_ms, hw, node.directory_id, node.cluster_id)
+    return FetchRequest(replica_id=node.local_id, current_leader_epoch=node.state.epoch,
+                        fetch_offset=node.log.end_offset, last_fetched_epoch=node.log.last_fetched_epoch,
+                        max_wait_ms=node.config.fetch_max_wait_ms, high_watermark=hw,
+                        replica_directory_id=node.directory_id, cluster_id=node.cluster_id)
 
 
-def _fetch_any_bootstrap(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
+def _maybe_send_fetch_to_any_bootstrap(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
     """``maybeSendFetchToAnyBootstrap``: nothing while any request is in flight; else one Fetch to the bootstrap
     server ``findReadyBootstrapServer`` picks: the first ready one (not backing off) from the start index
     ``bootstrap``, none if all back off. With static voters the bootstrap servers are every voter, the local one
@@ -806,20 +827,26 @@ def _fetch_any_bootstrap(node: RaftNode, now: int, bootstrap: int, out: Outputs)
     for i in range(len(servers)):  # the first server from the drawn one that is not backing off
         server = servers[(start + i) % len(servers)]
         if _ready(node, server, now):
-            return _send_request(node, server, _fetch_request(node), now, out)
+            return _maybe_send_fetch_or_fetch_snapshot(node, server, now, out)
     return node
 
 
-def _fetch_best_node(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
+def _maybe_send_fetch_to_best_node(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
     """``maybeSendFetchToBestNode``: when the leader's Fetch timed out, fetch from a bootstrap server instead (which
     may be the leader again); otherwise fetch from the leader once no request at all is in flight."""
     leader = node.state.leader_id
     if leader in node.inflight and _ready(node, leader, now):  # hasRequestTimedOut(leader): reset its connection
-        return _fetch_any_bootstrap(node, now, bootstrap, out)
+        return _maybe_send_fetch_to_any_bootstrap(node, now, bootstrap, out)
     if _backing_off(node, leader, now):  # the leader's last request failed: ask another voter meanwhile
-        return _fetch_any_bootstrap(node, now, bootstrap, out)
+        return _maybe_send_fetch_to_any_bootstrap(node, now, bootstrap, out)
     node = _without_timed_out(node, now)
-    return node if node.inflight else _send_request(node, leader, _fetch_request(node), now, out)
+    return node if node.inflight else _maybe_send_fetch_or_fetch_snapshot(node, leader, now, out)
+
+
+def _maybe_send_fetch_or_fetch_snapshot(node: RaftNode, destination: int, now: int, out: Outputs) -> RaftNode:
+    """``maybeSendFetchOrFetchSnapshot``: a Fetch from the node's position to ``destination`` (snapshots are not
+    modelled)."""
+    return _send_request(node, destination, _fetch_request(node), now, out)
 
 
 def _ordered(targets: Any, order: tuple[int, ...]) -> list[int]:
@@ -844,8 +871,9 @@ def _update_voter(node: RaftNode, now: int, out: Outputs) -> RaftNode:
     state = node.state
     if not _ready(node, state.leader_id, now):
         return node
-    request = UpdateRaftVoterRequest(node.local_id, state.epoch, node.directory_id,
-                                     node.voter_endpoints.get(node.local_id, ()), node.cluster_id)
+    request = UpdateRaftVoterRequest(voter_id=node.local_id, current_leader_epoch=state.epoch,
+                                     voter_directory_id=node.directory_id,
+                                     listeners=node.voter_endpoints.get(node.local_id, ()), cluster_id=node.cluster_id)
     node = _send_request(node, state.leader_id, request, now, out)
     return evolve(node, state=evolve(node.state, update_voter_deadline=now + node.config.fetch_timeout_ms))
 
@@ -864,53 +892,71 @@ def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Ou
 
 def _vote_request(node: RaftNode, pre_vote: bool) -> VoteRequest:
     """A (pre-)vote request for the current epoch with the log's (last fetched epoch, LEO) (§3.5)."""
-    return VoteRequest(node.local_id, node.state.epoch, node.log.last_fetched_epoch, node.log.end_offset, pre_vote,
-                       node.directory_id, cluster_id=node.cluster_id)
+    return VoteRequest(replica_id=node.local_id, replica_epoch=node.state.epoch,
+                       last_offset_epoch=node.log.last_fetched_epoch, last_offset=node.log.end_offset,
+                       pre_vote=pre_vote,
+                       replica_directory_id=node.directory_id, cluster_id=node.cluster_id)
+
+
+def _maybe_send_vote_requests(node: RaftNode, pre_vote: bool, now: int, out: Outputs,
+                              order: tuple[int, ...] = ()) -> RaftNode:
+    """``maybeSendVoteRequests``: a (pre-)vote request to each voter that has neither granted nor rejected it
+    (§3.5)."""
+    state = node.state
+    return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, pre_vote), now, out,
+                          order)
+
+
+def _maybe_send_begin_quorum_epoch_requests(node: RaftNode, now: int, out: Outputs,
+                                            order: tuple[int, ...] = ()) -> RaftNode:
+    """``maybeSendBeginQuorumEpochRequests``: once its timer expires, the leader announces its epoch to the voters
+    that need it (§3.9), each with nothing outstanding (``maybeSendRequests``), and restarts the timer."""
+    state = node.state
+    if now < state.begin_quorum_deadline:
+        return node
+    targets = raft_leader.voters_needing_begin_quorum_epoch(state, now, node.config)
+    request = BeginQuorumEpochRequest(leader_id=node.local_id, leader_epoch=state.epoch,
+                                      leader_endpoints=_leader_endpoints(node), cluster_id=node.cluster_id)
+    for target in _ordered(targets, order):
+        if _ready(node, target, now):
+            node = _send_request(node, target, evolve(request, voter_id=target), now, out)
+    deadline = now + node.config.begin_quorum_epoch_timeout_ms
+    return evolve(node, state=evolve(node.state, begin_quorum_deadline=deadline))
 
 
 def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
           order: tuple[int, ...] = ()) -> RaftNode:
     """``pollCurrentState``: expire the role's timer, otherwise send what is due (§3.5, §3.6); ``bootstrap`` is the
-    random start index of :func:`_fetch_any_bootstrap`."""
+    random start index of :func:`_maybe_send_fetch_to_any_bootstrap`."""
     state = node.state
     if type(state) is Leader:
         if _leader_resigns(state, now):
             return _resign(node, now, jitter, out)
-        if now >= state.begin_quorum_deadline:
-            targets = raft_leader.voters_needing_begin_quorum_epoch(node.state, now, node.config)
-            request = BeginQuorumEpochRequest(node.local_id, state.epoch, _leader_endpoints(node),
-                                              cluster_id=node.cluster_id)
-            for target in _ordered(targets, order):  # ``maybeSendRequests``: only to a voter with nothing outstanding
-                if _ready(node, target, now):
-                    node = _send_request(node, target, evolve(request, voter_id=target), now, out)
-            deadline = now + node.config.begin_quorum_epoch_timeout_ms
-            node = evolve(node, state=evolve(node.state, begin_quorum_deadline=deadline))
-        return node
+        return _maybe_send_begin_quorum_epoch_requests(node, now, out, order)
     if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
         if node.is_voter:
             if now >= state.fetch_deadline:
                 return _to_prospective(node, now, jitter, out)
             if now >= state.update_voter_deadline:
                 return _update_voter(node, now, out)
-        return _fetch_best_node(node, now, bootstrap, out)
+        return _maybe_send_fetch_to_best_node(node, now, bootstrap, out)
     if isinstance(state, Unattached):
         if now >= state.election_deadline and raft_rules.can_start_election(node.is_voter):
             return _to_prospective(node, now, jitter, out)
-        return _fetch_any_bootstrap(node, now, bootstrap, out)
+        return _maybe_send_fetch_to_any_bootstrap(node, now, bootstrap, out)
     if isinstance(state, Prospective):
         if now >= state.election_deadline:
             return _prospective_lost(node, now, jitter, out)
-        return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, True), now, out,
-                              order)
+        return _maybe_send_vote_requests(node, True, now, out, order)
     if isinstance(state, Candidate):
         if now >= state.election_deadline:
             return _to_prospective(node, now, jitter, out)
         if raft_rules.election_lost(len(node.voters), len(state.granted & node.voters),
                                     len(state.rejected & node.voters)):
             return node
-        return _send_to_ready(node, node.voters - state.granted - state.rejected, _vote_request(node, False), now, out,
-                              order)
-    request = EndQuorumEpochRequest(node.local_id, state.epoch, state.preferred_successors, node.cluster_id)
+        return _maybe_send_vote_requests(node, False, now, out, order)
+    request = EndQuorumEpochRequest(leader_id=node.local_id, leader_epoch=state.epoch,
+                                    preferred_successors=state.preferred_successors, cluster_id=node.cluster_id)
     node = _send_to_ready(node, state.unacked_voters, request, now, out, order)  # ``pollResigned``: sends first
     if now >= state.election_deadline:
         return _to_unattached(node, state.epoch + 1, now, jitter, out)
@@ -918,15 +964,15 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
 
 
 _HANDLERS: dict[type, Callable[..., RaftNode]] = {
-    VoteRequest: _on_vote_request,
-    VoteResponse: _on_vote_response,
-    FetchRequest: _on_fetch_request,
-    FetchResponse: _on_fetch_response,
-    BeginQuorumEpochRequest: _on_begin_quorum_epoch,
-    EndQuorumEpochRequest: _on_end_quorum_epoch,
-    QuorumEpochResponse: _on_quorum_epoch_response,
-    DescribeQuorumRequest: _on_describe_quorum,
-    Append: _on_append,
-    Resign: _on_resign,
-    Tick: _on_tick,
+    VoteRequest: _handle_vote_request,
+    VoteResponse: _handle_vote_response,
+    FetchRequest: _handle_fetch_request,
+    FetchResponse: _handle_fetch_response,
+    BeginQuorumEpochRequest: _handle_begin_quorum_epoch_request,
+    EndQuorumEpochRequest: _handle_end_quorum_epoch_request,
+    QuorumEpochResponse: _handle_quorum_epoch_response,
+    DescribeQuorumRequest: _handle_describe_quorum_request,
+    Append: _handle_append,
+    Resign: _handle_resign,
+    Tick: _handle_tick,
 }

@@ -104,7 +104,7 @@ def voters_by_descending_end_offset(leader: Leader) -> tuple[int, ...]:
     return tuple(v for _, v in sorted(others, key=lambda p: (-p[0], p[1])))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaDescription:
     """``DescribeQuorumResponseData.ReplicaState`` (§3.10)."""
 
@@ -122,8 +122,10 @@ def describe(leader: Leader, now: int) -> tuple[tuple[ReplicaDescription, ...], 
 
     def one(replica_id: int, s: ReplicaState) -> ReplicaDescription:
         if replica_id == leader.local_id:
-            return ReplicaDescription(replica_id, s.end_offset, now, now)
-        return ReplicaDescription(replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms)
+            return ReplicaDescription(replica_id=replica_id, log_end_offset=s.end_offset, last_fetch_timestamp=now,
+                                      last_caught_up_timestamp=now)
+        return ReplicaDescription(replica_id=replica_id, log_end_offset=s.end_offset,
+                                  last_fetch_timestamp=s.last_fetch_ms, last_caught_up_timestamp=s.last_caught_up_ms)
 
     return (tuple(one(r, s) for r, s in sorted(leader.voter_states.items())),
             tuple(one(r, s) for r, s in sorted(observers.items())), pruned)

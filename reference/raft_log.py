@@ -13,7 +13,7 @@ from kraftspec.reference import raft_rules
 from kraftspec.reference.frozen import evolve
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LogEntry:
     """One record: the epoch of the batch that wrote it and its value (data, or a control message)."""
 
@@ -21,7 +21,7 @@ class LogEntry:
     record: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RaftLog:
     """Entries at offsets 0..LEO-1, the epoch cache ((epoch, start offset) ascending) and the flushed end."""
 

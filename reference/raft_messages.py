@@ -18,7 +18,7 @@ METADATA_PARTITION = ("__cluster_metadata", 0)
 METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VoteRequest:
     """Vote request partition data (v2: ``pre_vote``); ``voter_id`` / ``voter_directory_id`` name the addressee."""
 
@@ -35,7 +35,7 @@ class VoteRequest:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class VoteResponse:
     """Vote response: top-level error, partition error, the receiver's epoch/leader/endpoints, ``vote_granted``."""
 
@@ -49,7 +49,7 @@ class VoteResponse:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FetchRequest:
     """Fetch of ``__cluster_metadata-0`` by a replica: position (offset, last fetched epoch) and its epoch."""
 
@@ -69,7 +69,7 @@ class FetchRequest:
 NO_DIVERGING_EPOCH = (-1, -1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FetchResponse:
     """Fetch response: current leader, HW (-1 none), divergingEpoch (epoch, endOffset) or (-1, -1), records."""
 
@@ -86,7 +86,7 @@ class FetchResponse:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BeginQuorumEpochRequest:
     """The new leader announces itself to a voter (``voter_id`` / ``voter_directory_id`` name the addressee)."""
 
@@ -100,7 +100,7 @@ class BeginQuorumEpochRequest:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EndQuorumEpochRequest:
     """A resigning leader tells voters to elect a successor, listing the preferred ones first."""
 
@@ -112,7 +112,7 @@ class EndQuorumEpochRequest:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QuorumEpochResponse:
     """BeginQuorumEpoch / EndQuorumEpoch response (same shape): the receiver's epoch, leader, endpoints."""
 
@@ -126,7 +126,7 @@ class QuorumEpochResponse:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DescribeQuorumRequest:
     """DescribeQuorum for one partition from an admin client ``source`` (the response goes back to it)."""
 
@@ -135,7 +135,7 @@ class DescribeQuorumRequest:
     version: int = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DescribeQuorumResponse:
     """DescribeQuorum response; ``current_voters`` / ``observers`` hold ``raft_leader.ReplicaDescription``;
     ``nodes`` (v2) are the voters' (id, listeners)."""
@@ -151,7 +151,7 @@ class DescribeQuorumResponse:
     nodes: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateRaftVoterRequest:
     """UpdateRaftVoter (KIP-853) as a kraft.version-0 voter sends it to each new leader it follows: its id, directory,
     listeners and the epoch (``RaftUtil.updateVoterRequest``; the supported kraft.version range is not kept).
@@ -167,26 +167,26 @@ class UpdateRaftVoterRequest:
     correlation_id: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Tick:
     """A poll: expire whichever timer is due at ``now`` and send what is due."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Append:
     """``scheduleAppend`` of data records; only a leader accepts them (appended and flushed at once)."""
 
     records: tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Resign:
     """``resign(epoch)`` / graceful shutdown of a leader."""
 
     epoch: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Send:
     """An output: ``message`` to ``destination`` (a node id)."""
 

@@ -27,7 +27,7 @@ class QuorumStateFileError(ValueError):
     """The quorum-state file cannot be read: the message names the file and the offending key."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QuorumStateData:
     """What one quorum-state file holds; ``current_voters`` only in version 0, the directory only in 1."""
 
@@ -40,8 +40,8 @@ class QuorumStateData:
 
     def election_state(self) -> ElectionState:
         """``ElectionState.fromQuorumStateData``: a vote without directory id matches any directory."""
-        voted = ReplicaKey(self.voted_id, self.voted_directory_id) if self.voted_id >= 0 else None
-        return ElectionState(self.leader_epoch, self.leader_id, voted)
+        voted = ReplicaKey(id=self.voted_id, directory_id=self.voted_directory_id) if self.voted_id >= 0 else None
+        return ElectionState(epoch=self.leader_epoch, leader_id=self.leader_id, voted_key=voted)
 
 
 def write_quorum_state(election: ElectionState, kraft_version: int, voters: frozenset[int]) -> str:
@@ -107,7 +107,11 @@ def read_quorum_state(text: str, file_name: str = FILE_NAME) -> QuorumStateData:
         if not isinstance(data["clusterId"], str):
             raise QuorumStateFileError(f"{file_name}: key 'clusterId' must be a string")
         _int(data, "appliedOffset", file_name)
-        return QuorumStateData(0, _int(data, "leaderId", file_name), _int(data, "leaderEpoch", file_name),
-                               _int(data, "votedId", file_name), None, _voters(data, file_name))
-    return QuorumStateData(1, _int(data, "leaderId", file_name), _int(data, "leaderEpoch", file_name),
-                           _int(data, "votedId", file_name), _directory_id(data, file_name), None)
+        return QuorumStateData(data_version=0, leader_id=_int(data, "leaderId", file_name),
+                               leader_epoch=_int(data, "leaderEpoch", file_name),
+                               voted_id=_int(data, "votedId", file_name), voted_directory_id=None,
+                               current_voters=_voters(data, file_name))
+    return QuorumStateData(data_version=1, leader_id=_int(data, "leaderId", file_name),
+                           leader_epoch=_int(data, "leaderEpoch", file_name),
+                           voted_id=_int(data, "votedId", file_name),
+                           voted_directory_id=_directory_id(data, file_name), current_voters=None)

@@ -48,7 +48,7 @@ def parse_control_record_key(key: bytes) -> ControlRecordType:
         return ControlRecordType.UNKNOWN
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LeaderChangeMessage:
     """``LeaderChangeMessage`` v0, the first record of every leader's epoch (§3.6, §3.11).
 

@@ -22,7 +22,7 @@ class IllegalTransition(ValueError):
     """A transition ``QuorumState`` forbids; the message names both states and the rule."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QuorumConfig:
     """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout; ``retry_backoff_ms`` is
     ``quorum.retry.backoff.ms`` (a connection whose request failed waits that long, ``RequestManager``)."""
@@ -64,7 +64,7 @@ def election_deadline(config: QuorumConfig, now: int, jitter: int, is_voter: boo
     return now + config.election_timeout_ms + jitter % config.election_timeout_ms
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaKey:
     """A replica: node id and (kraft.version 1) directory id."""
 
@@ -72,7 +72,7 @@ class ReplicaKey:
     directory_id: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ElectionState:
     """``ElectionState``: what the quorum-state file holds (epoch, leader or -1, voted key)."""
 
@@ -81,7 +81,7 @@ class ElectionState:
     voted_key: Optional[ReplicaKey] = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unattached:
     """No leader known to follow; optionally a known leader id (without endpoints) or a vote cast."""
 
@@ -93,7 +93,7 @@ class Unattached:
     role = raft_rules.UNATTACHED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Prospective:
     """Pre-vote phase in the same epoch; remembers the leader, its endpoints and the vote (KIP-996)."""
 
@@ -108,7 +108,7 @@ class Prospective:
     role = raft_rules.PROSPECTIVE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
     """Standard vote phase at epoch+1, voted for itself; after losing it waits out its election timeout."""
 
@@ -120,7 +120,7 @@ class Candidate:
     role = raft_rules.CANDIDATE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaState:
     """``LeaderState.ReplicaState``: what the leader knows of one replica (-1 = unknown)."""
 
@@ -131,7 +131,7 @@ class ReplicaState:
     acknowledged: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ParkedFetch:
     """A Fetch held in the fetch purgatory until records, an HW change or its deadline (§3.7).
 
@@ -145,7 +145,7 @@ class ParkedFetch:
     response: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Leader:
     """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers;
     ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next poll resigns)."""
@@ -169,7 +169,7 @@ class Leader:
         return self.local_id
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Follower:
     """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes).
 
@@ -188,7 +188,7 @@ class Follower:
     role = raft_rules.FOLLOWER
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Resigned:
     """A leader that resigned or restarted: same epoch, never votes for anyone in it (B.11)."""
 
@@ -216,13 +216,13 @@ def leader_of(state: QuorumState) -> int:
 def voted_key_of(state: QuorumState, local_id: int) -> Optional[ReplicaKey]:
     """The vote this state holds: its voted key; a Candidate's vote is for itself."""
     if isinstance(state, Candidate):
-        return ReplicaKey(local_id)
+        return ReplicaKey(id=local_id)
     return getattr(state, "voted_key", None)
 
 
 def election_state(state: QuorumState, local_id: int) -> ElectionState:
     """``EpochState.election``: the (epoch, leader, vote) a durable transition writes to the quorum-state file."""
-    return ElectionState(state.epoch, leader_of(state), voted_key_of(state, local_id))
+    return ElectionState(epoch=state.epoch, leader_id=leader_of(state), voted_key=voted_key_of(state, local_id))
 
 
 def _illegal(state: QuorumState, target: str, why: str) -> IllegalTransition:
@@ -246,7 +246,8 @@ def transition_to_unattached(state: QuorumState, epoch: int, random_deadline: in
                 voter_count, len(state.granted), len(state.rejected)):
             deadline = state.election_deadline
     voted = state.voted_key if epoch == state.epoch else None
-    return Unattached(epoch, deadline, leader_id, voted, getattr(state, "high_watermark", -1))
+    return Unattached(epoch=epoch, election_deadline=deadline, leader_id=leader_id, voted_key=voted,
+                      high_watermark=getattr(state, "high_watermark", -1))
 
 
 def transition_to_unattached_voted(state: QuorumState, epoch: int, candidate: ReplicaKey, deadline: int,
@@ -261,10 +262,13 @@ def transition_to_unattached_voted(state: QuorumState, epoch: int, candidate: Re
     if epoch != state.epoch:
         raise _illegal(state, f"voted epoch {epoch}", "a vote is recorded only in the current epoch")
     if isinstance(state, Unattached) and state.voted_key is None:
-        return Unattached(epoch, deadline, state.leader_id, candidate, state.high_watermark)
+        return Unattached(epoch=epoch, election_deadline=deadline, leader_id=state.leader_id, voted_key=candidate,
+                          high_watermark=state.high_watermark)
     if isinstance(state, Prospective) and state.voted_key is None:
-        return Prospective(epoch, deadline, frozenset((local_id,)), frozenset(), state.leader_id,
-                           state.leader_endpoints, candidate, state.high_watermark)
+        return Prospective(epoch=epoch, election_deadline=deadline, granted=frozenset((local_id,)),
+                           rejected=frozenset(), leader_id=state.leader_id,
+                           leader_endpoints=state.leader_endpoints, voted_key=candidate,
+                           high_watermark=state.high_watermark)
     raise _illegal(state, "voted", "only an Unattached or Prospective state without a vote records one")
 
 
@@ -276,15 +280,17 @@ def transition_to_prospective(state: QuorumState, local_id: int, is_voter: bool,
         raise _illegal(state, "Prospective", "only Unattached, Follower or Candidate may start an election")
     leader_id = NO_LEADER if isinstance(state, Candidate) else state.leader_id
     endpoints = state.leader_endpoints if isinstance(state, Follower) else ()
-    return Prospective(state.epoch, deadline, frozenset((local_id,)), frozenset(), leader_id, endpoints,
-                       voted_key_of(state, local_id), state.high_watermark)
+    return Prospective(epoch=state.epoch, election_deadline=deadline, granted=frozenset((local_id,)),
+                       rejected=frozenset(), leader_id=leader_id, leader_endpoints=endpoints,
+                       voted_key=voted_key_of(state, local_id), high_watermark=state.high_watermark)
 
 
 def transition_to_candidate(state: QuorumState, local_id: int, deadline: int) -> Candidate:
     """``transitionToCandidate``: only from Prospective; epoch + 1 with a (durable) vote for itself (§3.2, §3.5)."""
     if not isinstance(state, Prospective):
         raise _illegal(state, "Candidate", "only Prospective may become Candidate")
-    return Candidate(state.epoch + 1, deadline, frozenset((local_id,)), frozenset(), state.high_watermark)
+    return Candidate(epoch=state.epoch + 1, election_deadline=deadline, granted=frozenset((local_id,)),
+                     rejected=frozenset(), high_watermark=state.high_watermark)
 
 
 def transition_to_leader(state: QuorumState, local_id: int, voters: frozenset[int], epoch_start_offset: int,
@@ -299,8 +305,9 @@ def transition_to_leader(state: QuorumState, local_id: int, voters: frozenset[in
     if not raft_rules.election_won(len(voters), len(state.granted & voters)):
         raise _illegal(state, "Leader", f"granted votes {sorted(state.granted)} are not a majority of {sorted(voters)}")
     voter_states = FrozenMap({v: ReplicaState(acknowledged=(v == local_id)) for v in voters})
-    return Leader(state.epoch, local_id, epoch_start_offset, voter_states, state.granted,
-                  now + config.check_quorum_timeout_ms, now)
+    return Leader(epoch=state.epoch, local_id=local_id, epoch_start_offset=epoch_start_offset,
+                  voter_states=voter_states, granting_voters=state.granted,
+                  check_quorum_deadline=now + config.check_quorum_timeout_ms, begin_quorum_deadline=now)
 
 
 def transition_to_follower(state: QuorumState, local_id: int, epoch: int, leader_id: int,
@@ -323,9 +330,12 @@ def transition_to_follower(state: QuorumState, local_id: int, epoch: int, leader
         if isinstance(state, Follower) and len(endpoints) <= len(state.leader_endpoints):
             raise _illegal(state, "Follower", "the same epoch needs more leader endpoints")
         voted = voted_key_of(state, local_id)
-        return Follower(epoch, leader_id, endpoints, deadline, voted, getattr(state, "high_watermark", -1), False,
-                        deadline)
-    return Follower(epoch, leader_id, endpoints, deadline, None, getattr(state, "high_watermark", -1), False, deadline)
+        return Follower(epoch=epoch, leader_id=leader_id, leader_endpoints=endpoints, fetch_deadline=deadline,
+                        voted_key=voted, high_watermark=getattr(state, "high_watermark", -1), has_fetched=False,
+                        update_voter_deadline=deadline)
+    return Follower(epoch=epoch, leader_id=leader_id, leader_endpoints=endpoints, fetch_deadline=deadline,
+                    voted_key=None, high_watermark=getattr(state, "high_watermark", -1), has_fetched=False,
+                    update_voter_deadline=deadline)
 
 
 def transition_to_resigned(state: QuorumState, preferred_successors: tuple[int, ...], voters: frozenset[int],
@@ -333,7 +343,8 @@ def transition_to_resigned(state: QuorumState, preferred_successors: tuple[int, 
     """``transitionToResigned``: only a Leader; every other voter is un-acknowledged (§3.2, §3.6)."""
     if not isinstance(state, Leader):
         raise _illegal(state, "Resigned", "only a Leader resigns")
-    return Resigned(state.epoch, state.local_id, deadline, voters - {state.local_id}, preferred_successors)
+    return Resigned(epoch=state.epoch, local_id=state.local_id, election_deadline=deadline,
+                    unacked_voters=voters - {state.local_id}, preferred_successors=preferred_successors)
 
 
 def initial_state(stored: ElectionState, local_id: int, voters: frozenset[int], log_end_epoch: int,
@@ -346,15 +357,18 @@ def initial_state(stored: ElectionState, local_id: int, voters: frozenset[int], 
     """
     deadline = election_deadline(config, now, jitter, local_id in voters)
     if stored.epoch < log_end_epoch:
-        return Unattached(log_end_epoch, deadline)
+        return Unattached(epoch=log_end_epoch, election_deadline=deadline)
     if stored.leader_id == local_id:
-        return Resigned(stored.epoch, local_id, deadline, voters - {local_id})
+        return Resigned(epoch=stored.epoch, local_id=local_id, election_deadline=deadline,
+                        unacked_voters=voters - {local_id})
     if stored.voted_key is not None and stored.voted_key.id == local_id:
-        return Candidate(stored.epoch, deadline, frozenset((local_id,)))
+        return Candidate(epoch=stored.epoch, election_deadline=deadline, granted=frozenset((local_id,)))
     if stored.leader_id != NO_LEADER:
         endpoints = voter_endpoints.get(stored.leader_id, ())
         if endpoints:
-            return Follower(stored.epoch, stored.leader_id, endpoints, now + config.fetch_timeout_ms,
-                            stored.voted_key, update_voter_deadline=now + config.fetch_timeout_ms)
-        return Unattached(stored.epoch, deadline, stored.leader_id, stored.voted_key)
-    return Unattached(stored.epoch, deadline, NO_LEADER, stored.voted_key)
+            return Follower(epoch=stored.epoch, leader_id=stored.leader_id, leader_endpoints=endpoints,
+                            fetch_deadline=now + config.fetch_timeout_ms,
+                            voted_key=stored.voted_key, update_voter_deadline=now + config.fetch_timeout_ms)
+        return Unattached(epoch=stored.epoch, election_deadline=deadline, leader_id=stored.leader_id,
+                          voted_key=stored.voted_key)
+    return Unattached(epoch=stored.epoch, election_deadline=deadline, leader_id=NO_LEADER, voted_key=stored.voted_key)

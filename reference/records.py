@@ -15,7 +15,7 @@ NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Endpoint:
     """A listener endpoint: name, host, port and security protocol (PLAINTEXT=0, SSL=1, ...)."""
 
@@ -25,7 +25,7 @@ class Endpoint:
     security_protocol: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FeatureRange:
     """A supported-version range ``[min_supported, max_supported]`` of one feature."""
 
@@ -34,7 +34,7 @@ class FeatureRange:
     max_supported: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RegisterBrokerRecord:
     """apiKey 0: a broker's whole registration; ``broker_epoch`` is assigned by the controller (§1.3)."""
 
@@ -53,7 +53,7 @@ class RegisterBrokerRecord:
     API_KEY = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnregisterBrokerRecord:
     """apiKey 1: removes a registration; the epoch must match the current one (§1.4)."""
 
@@ -63,7 +63,7 @@ class UnregisterBrokerRecord:
     API_KEY = 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FenceBrokerRecord:
     """apiKey 7: fence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
 
@@ -73,7 +73,7 @@ class FenceBrokerRecord:
     API_KEY = 7
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnfenceBrokerRecord:
     """apiKey 8: unfence change written below MV 3.3-IV2, still replayed in 4.x (§1.4)."""
 
@@ -88,7 +88,7 @@ UNFENCE = -1
 NO_FENCING_CHANGE = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerRegistrationChangeRecord:
     """apiKey 17: a delta; ``fenced`` 1 = fence, -1 = unfence, 0 = no change; ``in_controlled_shutdown`` 1 = enter."""
 
@@ -102,7 +102,7 @@ class BrokerRegistrationChangeRecord:
     API_KEY = 17
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TopicRecord:
     """apiKey 2: a topic's name and id."""
 
@@ -112,7 +112,7 @@ class TopicRecord:
     API_KEY = 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ConfigRecord:
     """apiKey 4: sets one config of a resource (``resource_type`` 2 = TOPIC, 4 = BROKER); a null value deletes it."""
 
@@ -124,7 +124,7 @@ class ConfigRecord:
     API_KEY = 4
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RemoveTopicRecord:
     """apiKey 9: removes a topic, its partitions and configs."""
 
@@ -133,7 +133,7 @@ class RemoveTopicRecord:
     API_KEY = 9
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionRecord:
     """apiKey 3: a partition's full state at creation (or in a snapshot)."""
 
@@ -154,7 +154,7 @@ class PartitionRecord:
     API_KEY = 3
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PartitionChangeRecord:
     """apiKey 5: a delta; ``None`` lists are unchanged, leader -2 is unchanged, recovery state -1 is unchanged."""
 
@@ -173,7 +173,7 @@ class PartitionChangeRecord:
     API_KEY = 5
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FeatureLevelRecord:
     """apiKey 12: finalizes a feature at a level (level 0 removes it)."""
 
@@ -183,7 +183,7 @@ class FeatureLevelRecord:
     API_KEY = 12
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RegisterControllerRecord:
     """apiKey 27: a controller's registration (KIP-919); replay replaces the previous one."""
 
@@ -196,7 +196,7 @@ class RegisterControllerRecord:
     API_KEY = 27
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClearElrRecord:
     """apiKey 28: clears ELR and lastKnownElr of a topic's partitions (empty name = all topics)."""
 
@@ -205,7 +205,7 @@ class ClearElrRecord:
     API_KEY = 28
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NoOpRecord:
     """apiKey 20: written by the active controller every ``metadata.max.idle.interval.ms``."""
 

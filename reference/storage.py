@@ -41,7 +41,7 @@ class FormatError(Exception):
     """``FormatterException`` / ``TerseException`` of ``kafka-storage format``: the message printed."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PropertyEntry:
     """One ``key=value`` of a properties file and the line it starts on."""
 
@@ -50,7 +50,7 @@ class PropertyEntry:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MetaProperties:
     """A parsed meta.properties: version 0 (legacy, ``broker.id``) or 1 (KRaft, ``node.id``)."""
 
@@ -133,7 +133,7 @@ def parse_properties(text: str, file: str) -> tuple[PropertyEntry, ...]:
         if key in seen:
             raise StorageError(f"duplicate key {key} (first on line {seen[key]})", file, line_no, key)
         seen[key] = line_no
-        entries.append(PropertyEntry(key, value, line_no))
+        entries.append(PropertyEntry(key=key, value=value, line=line_no))
     return tuple(entries)
 
 
@@ -204,7 +204,7 @@ def meta_path(directory: str) -> str:
     return f"{directory.rstrip('/')}/{META_PROPERTIES}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ensemble:
     """``MetaPropertiesEnsemble``: per directory, empty (no meta.properties), error, or parsed."""
 
@@ -229,7 +229,7 @@ def load_ensemble(log_dirs: Mapping[str, DirectoryEntry]) -> Ensemble:
                 props.append((path, parse_meta_properties(text, meta_path(path))))
             except StorageError as exc:
                 errors.append((path, exc))
-    return Ensemble(tuple(empty), tuple(errors), tuple(props))
+    return Ensemble(empty=tuple(empty), errors=tuple(errors), props=tuple(props))
 
 
 def verify_ensemble(ensemble: Ensemble, expected_cluster_id: Optional[str], expected_node_id: Optional[int]) -> None:
@@ -263,14 +263,14 @@ def verify_ensemble(ensemble: Ensemble, expected_cluster_id: Optional[str], expe
             seen[meta.directory_id] = path
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BootstrapSnapshot:
     """The bootstrap checkpoint's content: the format command's FeatureLevelRecord(s), MV first."""
 
     feature_levels: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FormatResult:
     """What ``format`` writes (path → files, where the checkpoint is a ``BootstrapSnapshot``) and prints."""
 
@@ -327,7 +327,8 @@ def format_directories(
     if ensemble.errors and not ensemble.empty and not ensemble.props:
         raise FormatError("No available log directories to format.")
     if not ensemble.empty:
-        return FormatResult((), "".join(line + "\n" for line in lines + ["All of the log directories are already formatted."]))
+        lines = lines + ["All of the log directories are already formatted."]
+        return FormatResult(written=(), output="".join(line + "\n" for line in lines))
     if len(directory_ids) < len(ensemble.empty):
         raise ValueError(f"need {len(ensemble.empty)} directory ids, got {len(directory_ids)}")
     written = []
@@ -337,14 +338,14 @@ def format_directories(
         kind = "data directory"
         if path == metadata_log_dir:
             kind = "metadata directory"
-            snapshot = BootstrapSnapshot((("metadata.version", release_version),))
+            snapshot = BootstrapSnapshot(feature_levels=(("metadata.version", release_version),))
             files[CLUSTER_METADATA_DIR] = {BOOTSTRAP_CHECKPOINT: snapshot}
         lines.append(f"Formatting {kind} {path} with metadata.version {name_of(release_version)}.")
         written.append((path, files))
-    return FormatResult(tuple(written), "".join(line + "\n" for line in lines))
+    return FormatResult(written=tuple(written), output="".join(line + "\n" for line in lines))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InfoResult:
     """``kafka-storage info``: exit code and printed text."""
 
@@ -357,7 +358,7 @@ def info(log_dirs: Mapping[str, DirectoryEntry], self_managed: bool) -> InfoResu
     directory's metadata, and problems (missing/not-a-directory/unformatted, load errors, mismatched
     cluster or node ids, KRaft vs legacy). Load errors include this module's stricter checks."""
     if not log_dirs:
-        return InfoResult(0, "No directories specified.\n")
+        return InfoResult(exit_code=0, output="No directories specified.\n")
     problems: list[str] = []
     found: list[str] = []
     first: Optional[MetaProperties] = None
@@ -404,4 +405,4 @@ def info(log_dirs: Mapping[str, DirectoryEntry], self_managed: bool) -> InfoResu
         out.append("Found problem:" if len(problems) == 1 else "Found problems:")
         out.extend(f"  {p}" for p in problems)
         out.append("")
-    return InfoResult(1 if problems else 0, "".join(line + "\n" for line in out))
+    return InfoResult(exit_code=1 if problems else 0, output="".join(line + "\n" for line in out))

@@ -9,9 +9,10 @@
 (* (an ISR shrink alone does not bump the leader epoch).                  *)
 (*                                                                         *)
 (* Every action has the name of the reference function that implements   *)
-(* it (kraftspec.reference.broker): Register ~ register_broker,           *)
+(* it (kraftspec.reference.broker): RegisterBroker ~ register_broker,    *)
 (* Heartbeat ~ heartbeat, FenceStaleBroker ~ fence_stale_broker,          *)
-(* Unregister ~ unregister_broker, Failover ~ deactivate + activate.      *)
+(* UnregisterBroker ~ unregister_broker; Failover (deactivate + activate) *)
+(* and Tick move the environment.                                          *)
 (* Actions that may write records are enabled while nextOffset <          *)
 (* MaxOffset; Tick while clock < MaxTime.                                  *)
 (***************************************************************************)
@@ -113,7 +114,7 @@ Init ==
 
 (* registerBroker (§1.3): refused while another incarnation holds a valid session; a new  *)
 (* incarnation first leaves every ISR, and its epoch is the offset of that first record. *)
-Register(b, i) ==
+RegisterBroker(b, i) ==
     /\ nextOffset < MaxOffset
     /\ ~(Registered(b) /\ reg[b].inc # i /\ ValidSession(b, reg[b].epoch))
     /\ IF Registered(b) /\ reg[b].inc = i
@@ -190,7 +191,7 @@ FenceStaleBroker(b, e) ==
     /\ UNCHANGED <<clock, lastReply>>
 
 (* unregisterBroker (§1.8): leave every ISR, then UnregisterBrokerRecord. *)
-Unregister(b) ==
+UnregisterBroker(b) ==
     /\ nextOffset < MaxOffset
     /\ Registered(b)
     /\ LET p2 == OnRemoval(b) IN
@@ -215,10 +216,10 @@ Tick ==
     /\ UNCHANGED <<nextOffset, reg, hb, sessions, part, lastReply>>
 
 Next ==
-    \/ \E b \in Brokers, i \in Incarnations : Register(b, i)
+    \/ \E b \in Brokers, i \in Incarnations : RegisterBroker(b, i)
     \/ \E b \in Brokers, e \in 0..MaxOffset, off \in -1..MaxOffset, wf, ws \in BOOLEAN : Heartbeat(b, e, off, wf, ws)
     \/ \E b \in Brokers, e \in 0..MaxOffset : FenceStaleBroker(b, e)
-    \/ \E b \in Brokers : Unregister(b)
+    \/ \E b \in Brokers : UnregisterBroker(b)
     \/ Failover
     \/ Tick
 

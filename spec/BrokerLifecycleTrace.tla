@@ -8,9 +8,10 @@
 (* spec when some reachable state has consumed all its steps.              *)
 (*                                                                         *)
 (* A step names a spec action and its arguments (kraftspec's trace         *)
-(* vocabulary mapped by kraftspec.spec.trace_validation): Register,        *)
-(* Heartbeat, FenceStaleBroker, Unregister, Failover or Tick (advance the  *)
-(* clock to `now`).  What the implementation reported is checked against   *)
+(* vocabulary mapped by kraftspec.spec.trace_validation): RegisterBroker, *)
+(* Heartbeat, FenceStaleBroker, UnregisterBroker, Failover or Tick         *)
+(* (advance the clock to `now`).  What the implementation reported is      *)
+(* checked against                                                         *)
 (* the spec's successor: whether the request succeeded (`ok`), the state a *)
 (* heartbeat granted (`reply`), the number of records written (`nrec`) and *)
 (* the post-state variables the trace states (`post`).  A step the spec    *)
@@ -42,7 +43,7 @@ TraceInit ==
     /\ outside = ""
     /\ Report(0, "")
 
-Writes(s) == s.act \in {"Register", "Heartbeat", "FenceStaleBroker", "Unregister"}
+Writes(s) == s.act \in {"RegisterBroker", "Heartbeat", "FenceStaleBroker", "UnregisterBroker"}
 
 (* Why the spec cannot judge step s from the current state ("" when it can). *)
 OutsideReason(s) ==
@@ -66,8 +67,8 @@ AnyFence == \E b \in Brokers, e \in 0..MaxOffset : FenceStaleBroker(b, e)
 Accepted(b, e) == Registered(b) /\ reg[b].epoch = e
 
 StepAction(s) ==
-    CASE s.act = "Register" ->
-            /\ Outcome(Register(s.b, s.i), s.ok)
+    CASE s.act = "RegisterBroker" ->
+            /\ Outcome(RegisterBroker(s.b, s.i), s.ok)
             /\ (s.ok = "yes" /\ s.ep # -2) => reg'[s.b].epoch = s.ep
       [] s.act = "Heartbeat" ->
             /\ Heartbeat(s.b, s.e, s.off, s.wf, s.ws)
@@ -75,7 +76,7 @@ StepAction(s) ==
             /\ s.ok = "no" => ~Accepted(s.b, s.e)
       [] s.act = "FenceStaleBroker" ->
             IF s.b = -1 THEN Outcome(AnyFence, s.ok) ELSE Outcome(FenceStaleBroker(s.b, s.e), s.ok)
-      [] s.act = "Unregister" -> Outcome(Unregister(s.b), s.ok)
+      [] s.act = "UnregisterBroker" -> Outcome(UnregisterBroker(s.b), s.ok)
       [] s.act = "Failover" -> Failover
       [] s.act = "Tick" -> UNCHANGED vars
 

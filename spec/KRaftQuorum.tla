@@ -16,11 +16,15 @@
 (* kraftspec.reference): Timeout ~ the election timer (a voter becomes     *)
 (* Prospective in its epoch, KIP-996's pre-vote; a Prospective whose timer *)
 (* fires has lost it; a Resigned leader moves to the next epoch);          *)
-(* RequestVote ~ a Prospective's pre-vote request (epoch unchanged) or a   *)
-(* Candidate's vote request; OnVoteRequest, OnVoteResponse,                *)
-(* OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse ~ the handlers      *)
-(* _on_vote_request, ... of raft.py (HandleX(n): node n takes one such     *)
-(* message); Crash ~ raft.restart; ClientAppend ~ an Append to the leader. *)
+(* MaybeSendVoteRequests ~ a Prospective's pre-vote request (epoch       *)
+(* unchanged) or a Candidate's vote request, one voter at a time;          *)
+(* MaybeSendBeginQuorumEpochRequests, MaybeSendFetchOrFetchSnapshot ~ the  *)
+(* sends of raft.py named so; HandleVoteRequest, HandleVoteResponse,       *)
+(* HandleBeginQuorumEpochRequest, HandleFetchRequest, HandleFetchResponse  *)
+(* ~ the handlers _handle_vote_request, ... of raft.py (node n takes one   *)
+(* such message); Crash ~ raft.restart; ClientAppend ~ an Append to the    *)
+(* leader. Timeout, ClientAppend, Crash, Drop and Duplicate move the       *)
+(* environment.                                                            *)
 (* Timers and resends are not modelled: a node may send whenever its role  *)
 (* allows, and the leader's check quorum and resignation are left out. A   *)
 (* response counts only as the answer to the request the node has          *)
@@ -176,7 +180,7 @@ Timeout(n) ==
 
 (* §3.5: a Prospective asks for a pre-vote (in its own epoch), a Candidate for a vote, each of the voters that *)
 (* has not answered yet, with its (last epoch, end offset).                                                    *)
-RequestVote(n, v) ==
+MaybeSendVoteRequests(n, v) ==
     /\ role[n] \in {"Prospective", "Candidate"}
     /\ v \in Voters \ (granted[n] \cup rejected[n])
     /\ Send([type |-> "VoteReq", src |-> n, dst |-> v, epoch |-> epoch[n], preVote |-> role[n] = "Prospective",
@@ -263,7 +267,7 @@ OnVoteResponse(n, m) ==
     /\ UNCHANGED <<committed, faults, timeouts>>
 
 (* §3.9: the leader announces its epoch to a voter. *)
-SendBeginQuorumEpoch(n, v) ==
+MaybeSendBeginQuorumEpochRequests(n, v) ==
     /\ role[n] = "Leader"
     /\ v \in Voters \ {n}
     /\ Send([type |-> "BeginEpoch", src |-> n, dst |-> v, epoch |-> epoch[n]])
@@ -285,7 +289,7 @@ OnBeginQuorumEpoch(n, m) ==
 FetchInFlight(n) == \E m \in DOMAIN msgs : \/ m.type = "FetchReq" /\ m.src = n
                                            \/ m.type = "FetchResp" /\ m.dst = n
 
-SendFetch(n, t) ==
+MaybeSendFetchOrFetchSnapshot(n, t) ==
     /\ role[n] \in {"Follower", "Unattached"}
     /\ t \in Voters
     /\ ~FetchInFlight(n)
@@ -400,7 +404,7 @@ DuplicateMessage(m) ==
 (* action's name only when its parameters range over constant sets).                                  *)
 HandleVoteRequest(n) == \E m \in DOMAIN msgs : OnVoteRequest(n, m)
 HandleVoteResponse(n) == \E m \in DOMAIN msgs : OnVoteResponse(n, m)
-HandleBeginQuorumEpoch(n) == \E m \in DOMAIN msgs : OnBeginQuorumEpoch(n, m)
+HandleBeginQuorumEpochRequest(n) == \E m \in DOMAIN msgs : OnBeginQuorumEpoch(n, m)
 HandleFetchRequest(n) == \E m \in DOMAIN msgs : OnFetchRequest(n, m)
 HandleFetchResponse(n) == \E m \in DOMAIN msgs : OnFetchResponse(n, m)
 Drop == \E m \in DOMAIN msgs : LoseMessage(m)
@@ -408,8 +412,9 @@ Duplicate == \E m \in DOMAIN msgs : DuplicateMessage(m)
 
 Next ==
     \/ \E n \in Nodes : Timeout(n) \/ ClientAppend(n) \/ Crash(n)
-    \/ \E n \in Nodes, v \in Voters : RequestVote(n, v) \/ SendBeginQuorumEpoch(n, v) \/ SendFetch(n, v)
-    \/ \E n \in Nodes : HandleVoteRequest(n) \/ HandleVoteResponse(n) \/ HandleBeginQuorumEpoch(n)
+    \/ \E n \in Nodes, v \in Voters : MaybeSendVoteRequests(n, v) \/ MaybeSendBeginQuorumEpochRequests(n, v)
+                                     \/ MaybeSendFetchOrFetchSnapshot(n, v)
+    \/ \E n \in Nodes : HandleVoteRequest(n) \/ HandleVoteResponse(n) \/ HandleBeginQuorumEpochRequest(n)
                         \/ HandleFetchRequest(n) \/ HandleFetchResponse(n)
     \/ Drop
     \/ Duplicate

@@ -22,8 +22,9 @@
 (*            Prospective, a Prospective loses its pre-vote, a Resigned    *)
 (*            node moves to the next epoch);                               *)
 (*   send     each request the trace states N sent, in order, is the       *)
-(*            message the spec's RequestVote (a pre-vote's too),           *)
-(*            SendBeginQuorumEpoch or SendFetch of N puts in the (empty)   *)
+(*            message the spec's MaybeSendVoteRequests (a pre-vote's too), *)
+(*            MaybeSendBeginQuorumEpochRequests or                         *)
+(*            MaybeSendFetchOrFetchSnapshot of N puts in the (empty)       *)
 (*            bag; then N's variables match the stated post-state (outputs *)
 (*            stated in another shape than the reference's, not readable,  *)
 (*            match nothing).                                              *)
@@ -123,9 +124,9 @@ Timer(s) ==
     \/ s.kind \in {"tick", "msg", "append", "noappend"} /\ Timeout(N)
 
 SendAction(r) ==
-    CASE r.type = "VoteReq" -> RequestVote(N, r.dst)
-      [] r.type = "BeginEpoch" -> SendBeginQuorumEpoch(N, r.dst)
-      [] r.type = "FetchReq" -> SendFetch(N, r.dst)
+    CASE r.type = "VoteReq" -> MaybeSendVoteRequests(N, r.dst)
+      [] r.type = "BeginEpoch" -> MaybeSendBeginQuorumEpochRequests(N, r.dst)
+      [] r.type = "FetchReq" -> MaybeSendFetchOrFetchSnapshot(N, r.dst)
 
 EpochCache(l) == {<<l[p], p - 1>> : p \in {q \in DOMAIN l : q = 1 \/ l[q - 1] # l[q]}}
 

@@ -26,8 +26,10 @@
 (* periodic unclean-election task are not modelled.                        *)
 (*                                                                         *)
 (* Actions carry the names of the reference functions (kraftspec.reference)*)
-(* Fence ~ partition_events.handle_broker_fenced, Unfence ~                *)
-(* handle_broker_unfenced, Restart ~ handle_broker_shutdown, Learn ~       *)
+(* HandleBrokerFenced ~ partition_events.handle_broker_fenced,            *)
+(* HandleBrokerUnfenced ~ handle_broker_unfenced, HandleBrokerShutdown ~   *)
+(* handle_broker_shutdown (with the restart it ends), Learn (metadata      *)
+(* propagation: the environment) ~                                         *)
 (* partition_leader.become_leader / update_leader_metadata /               *)
 (* update_broker_metadata, AppendRecords ~ append (Append is taken by     *)
 (* Sequences), FollowerFetch ~ follower_fetch,                            *)
@@ -157,7 +159,7 @@ Init ==
     /\ appends = 0
     /\ committed = {}
 
-Fence(b) ==
+HandleBrokerFenced(b) ==
     /\ Bounded
     /\ b \notin fenced
     /\ fenced' = fenced \cup {b}
@@ -166,7 +168,7 @@ Fence(b) ==
     /\ Commit
 
 (* §2.9: a leaderless partition re-elects, the broker being unfenced counting as acceptable. *)
-Unfence(b) ==
+HandleBrokerUnfenced(b) ==
     /\ Bounded
     /\ b \in fenced
     /\ fenced' = fenced \ {b}
@@ -181,7 +183,7 @@ Kept(b) == {n \in 0..Len(log[b]) : \A o \in (n + 1)..Len(log[b]) : <<o, log[b][o
 
 (* §1.3/§2.9: the broker restarts, keeping n records, and re-registers fenced with a new broker epoch; *)
 (* with ELR off its ISR partitions change as for fencing. The new process knows nothing yet.         *)
-Restart(b, n) ==
+HandleBrokerShutdown(b, n) ==
     /\ Bounded
     /\ brokerEpoch[1] + brokerEpoch[2] + brokerEpoch[3] < MaxRestarts
     /\ n \in Kept(b)
@@ -279,8 +281,9 @@ AlterPartition ==
        /\ Commit
 
 Next ==
-    \/ \E b \in Brokers : Fence(b) \/ Unfence(b) \/ Learn(b) \/ AppendRecords(b) \/ FollowerFetch(b) \/ MaybeShrinkIsr(b)
-    \/ \E b \in Brokers, n \in 0..MaxAppends : Restart(b, n)
+    \/ \E b \in Brokers : HandleBrokerFenced(b) \/ HandleBrokerUnfenced(b) \/ Learn(b) \/ AppendRecords(b)
+                          \/ FollowerFetch(b) \/ MaybeShrinkIsr(b)
+    \/ \E b \in Brokers, n \in 0..MaxAppends : HandleBrokerShutdown(b, n)
     \/ AlterPartition
 
 Spec == Init /\ [][Next]_vars

@@ -8,7 +8,9 @@
 (* trace t the spec has explained.                                         *)
 (*                                                                         *)
 (* A step (mapped by kraftspec.spec.trace_validation_partition) names the  *)
-(* spec action its reference call is: Fence, Unfence, Restart, Learn (with *)
+(* spec action its reference call is: Fence, Unfence, Restart (the       *)
+(* actions HandleBrokerFenced, HandleBrokerUnfenced and                    *)
+(* HandleBrokerShutdown), Learn (with                                      *)
 (* the call the broker made: become_leader, update_leader_metadata,        *)
 (* update_broker_metadata or stop_leading), Append, Fetch (leader b,       *)
 (* follower f), Shrink, Alter (the request as the spec's message), Result  *)
@@ -122,9 +124,9 @@ OutcomeOK(s) ==
          [] OTHER -> FALSE
 
 StepAction(s) ==
-    CASE s.act = "Fence" -> Fence(s.b)
-      [] s.act = "Unfence" -> Unfence(s.b)
-      [] s.act = "Restart" -> \E n \in 0..MaxAppends : Restart(s.b, n)
+    CASE s.act = "Fence" -> HandleBrokerFenced(s.b)
+      [] s.act = "Unfence" -> HandleBrokerUnfenced(s.b)
+      [] s.act = "Restart" -> \E n \in 0..MaxAppends : HandleBrokerShutdown(s.b, n)
       [] s.act = "Learn" -> Learn(s.b)
       [] s.act = "Append" -> AppendRecords(s.b)
       [] s.act = "Fetch" ->

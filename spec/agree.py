@@ -6,6 +6,8 @@ graph with TLC's full state graph (``-dump dot,actionlabels``). Self-loops are l
 sides (a rejected request leaves the reference unchanged; TLC has no step for it). On a
 difference it prints the shortest path from an initial state to the first edge that differs, in
 the spec's vocabulary (TLA+ states and action names) and the reference's (function calls).
+The command compares fingerprints first (:mod:`kraftspec.spec.agree_fingerprint`, which also takes the deep
+configs); the exact sets here explain its differences and serve the tests that need the states themselves.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import importlib
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Generic, Hashable, Iterable, Mapping, Optional, TypeVar
 
@@ -55,6 +57,7 @@ class AgreementModel(Generic[S]):
     initial_states: Callable[[Mapping[str, TlaValue]], Iterable[S]]
     successors: Callable[[S, Mapping[str, TlaValue]], Iterable[Step[S]]]
     project: Callable[[S], Mapping[str, TlaValue]]
+    deep: bool = False  # explore under the spec's ``.deep.cfg`` (see :meth:`deepened`)
 
     @property
     def module_path(self) -> Path:
@@ -62,7 +65,12 @@ class AgreementModel(Generic[S]):
 
     @property
     def config_path(self) -> Path:
-        return SPEC_DIR / f"{self.spec_module}.cfg"
+        return SPEC_DIR / f"{self.spec_module}{'.deep' if self.deep else ''}.cfg"
+
+    def deepened(self) -> "Optional[AgreementModel[S]]":
+        """This model under the spec's deeper bounds (its ``.deep.cfg``), or None when the spec has none."""
+        deep = replace(self, deep=True)
+        return deep if deep.config_path.exists() else None
 
 
 @dataclass
@@ -203,8 +211,11 @@ def first_difference(reference: LabelledGraph, spec: LabelledGraph, *, one_sided
             return Difference(f"initial state only in {side}", (), None, extra[0])
     candidates: list[tuple[int, str, Difference]] = []
     for side, mine, other in sides:
+        extra_edges = mine.edges - other.edges
+        if not extra_edges:
+            continue  # the shortest paths (edges sorted by their TLA+ text) only for a side with a difference
         paths = _shortest_paths(mine)
-        for edge in mine.edges - other.edges:
+        for edge in extra_edges:
             path = paths.get(edge[0])
             if path is not None:
                 candidates.append((len(path), repr(edge), Difference(f"edge only in {side}", path, edge, None)))
@@ -226,36 +237,74 @@ def load_model(component: str) -> AgreementModel[Any]:
     return module.MODEL
 
 
+def graph_from_dot(path: str | Path) -> LabelledGraph:
+    """The spec's graph read straight from TLC's dot dump (``graph_from_tlc(load_dot(path))`` without networkx)."""
+    from kraftspec.spec.state_graph import dot_statements
+    from kraftspec.spec.tla_parse import parse_state
+
+    graph = LabelledGraph()
+    key_of: dict[str, StateKey] = {}
+    transitions: list[tuple[str, str, str]] = []
+    for source, target, text, initial in dot_statements(path):
+        if target:
+            transitions.append((source, text, target))
+            continue
+        key = key_of[source] = state_key(parse_state(text))
+        graph.nodes.add(key)
+        if initial:
+            graph.initial.add(key)
+    for source, action, target in transitions:
+        edge = (key_of[source], action, key_of[target])
+        if edge[0] != edge[2]:
+            graph.edges.add(edge)
+    return graph
+
+
 def spec_graph(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2) -> tuple[LabelledGraph, float]:
     """TLC's full state graph of the component's spec (TLC run with ``-deadlock``), and the seconds it took."""
-    from kraftspec.spec.state_graph import state_graph
+    import tempfile
+
+    from kraftspec.spec.tlc import run_tlc
 
     started = time.perf_counter()
-    dump, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s, workers=workers)
-    return graph_from_tlc(dump), time.perf_counter() - started
+    with tempfile.TemporaryDirectory(prefix="kraftspec-graph-") as tmp:
+        dot = Path(tmp) / "states.dot"
+        run_tlc(model.module_path, model.config_path, dump_graph_to=dot, timeout_s=timeout_s, workers=workers)
+        return graph_from_dot(dot), time.perf_counter() - started
 
 
 def check_agreement(model: AgreementModel[Any], *, timeout_s: float = 600.0, workers: int = 2,
                     spec: Optional[tuple[LabelledGraph, float]] = None, stop_early: bool = False) -> AgreementReport:
     """Run TLC's state-graph dump (unless ``spec`` is given) and the reference exploration, and compare them.
 
-    ``stop_early`` first explores the reference only until it leaves the spec's graph (a fast verdict
-    for a wrong reference); the full comparison follows only when it never does.
+    Without ``spec``, TLC (a separate process) runs while the reference is explored. ``stop_early`` first
+    explores the reference only until it leaves the spec's graph (a fast verdict for a wrong reference); the
+    full comparison follows only when it never does.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from kraftspec.spec.tlc_config import read_constants
 
     constants = read_constants(model.config_path)
-    spec_result = spec if spec is not None else spec_graph(model, timeout_s=timeout_s, workers=workers)
-    spec, tlc_seconds = spec_result
-    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None if spec is not None else pool.submit(spec_graph, model, timeout_s=timeout_s, workers=workers)
+        reference = None
+        if pending is not None and not stop_early:
+            started = time.perf_counter()
+            reference = explore_reference(model, constants)
+            reference_seconds = time.perf_counter() - started
+        spec, tlc_seconds = spec if pending is None else pending.result()
     difference = None
-    if stop_early:
-        reference = explore_reference(model, constants, within=spec)
-        difference = first_difference(reference, spec, one_sided=True)
+    if reference is None:
+        started = time.perf_counter()
+        if stop_early:
+            reference = explore_reference(model, constants, within=spec)
+            difference = first_difference(reference, spec, one_sided=True)
+        if difference is None:
+            reference = explore_reference(model, constants)
+        reference_seconds = time.perf_counter() - started
     if difference is None:
-        reference = explore_reference(model, constants)
         difference = first_difference(reference, spec)
-    reference_seconds = time.perf_counter() - started
     return AgreementReport(
         component=model.component, spec_states=len(spec.nodes), spec_edges=spec.edge_count,
         reference_states=len(reference.nodes), reference_edges=reference.edge_count,

@@ -1,7 +1,7 @@
 """The broker lifecycle explored under ``BrokerLifecycle.cfg``'s bounds, in the spec's vocabulary.
 
 Each successor calls one reference function with one choice of the spec action's parameters
-(``Register(b, i)`` ~ ``register_broker``, ``Heartbeat(b, e, off, wf, ws)`` ~ ``heartbeat``, ...). The
+(``RegisterBroker(b, i)`` ~ ``register_broker``, ``Heartbeat(b, e, off, wf, ws)`` ~ ``heartbeat``, ...). The
 explored state is the controller state plus what the spec keeps beside it: the clock and the control
 state granted by each broker's last accepted heartbeat. The spec's model uses metadata.version
 3.6-IV2 (no directory assignment, no leader-epoch bump on ISR shrink) and no ELR.
@@ -24,8 +24,11 @@ from kraftspec.spec.tla_values import TlaValue, fn, record
 
 METADATA_VERSION = LEVELS["3.6-IV2"]
 CLUSTER_ID = "kraftspec-agree-cluster"
+ENVIRONMENT_ACTIONS = frozenset({"Failover", "Tick"})
+"""Actions of ``BrokerLifecycle.tla``'s ``Next`` that move the environment (a controller failover, the clock) rather
+than name a reference rule."""
 TOPIC = TopicInfo(name="foo", topic_id="FOOFOOFOOFOOFOOFOOFOOw")
-FEATURES = (FeatureRange("metadata.version", LEVELS["3.3-IV3"], METADATA_VERSION),)
+FEATURES = (FeatureRange(name="metadata.version", min_supported=LEVELS["3.3-IV3"], max_supported=METADATA_VERSION),)
 
 
 @dataclass(frozen=True)
@@ -105,9 +108,9 @@ def moves(state: ExploredState,
           constants: Mapping[str, TlaValue]) -> Iterator[tuple[Step[ExploredState], str, dict[str, Any]]]:
     """:func:`successors` with each step's structured input: the trace-format action and its arguments.
 
-    ``Register`` is ``register_broker``, ``Heartbeat`` ``heartbeat``, ``FenceStaleBroker``
-    ``fence_stale_broker``, ``Unregister`` ``unregister_broker``, ``Failover`` ``failover`` and ``Tick``
-    ``advance_clock`` (``kraftspec.traces.broker_trace.ACTIONS``).
+    ``RegisterBroker`` is ``register_broker``, ``Heartbeat`` ``heartbeat``, ``FenceStaleBroker``
+    ``fence_stale_broker``, ``UnregisterBroker`` ``unregister_broker``, ``Failover`` ``failover`` and ``Tick``
+    ``advance_clock`` (``kraftspec.traces.format.broker.ACTIONS``).
     """
     control, clock = state.control, state.clock
     brokers = sorted(constants["Brokers"])
@@ -120,7 +123,8 @@ def moves(state: ExploredState,
                     log_dirs=(directory_of(b),))
                 after, out = broker.register_broker(control, request, clock)
                 if out.response.error is Errors.NONE:
-                    yield (Step("Register", f"register_broker(broker {b}, incarnation {incarnation}, now={clock})",
+                    yield (Step("RegisterBroker",
+                                f"register_broker(broker {b}, incarnation {incarnation}, now={clock})",
                                 ExploredState(after, clock, state.last_reply.set(b, "none"))),
                            "register_broker", {"request": request, "now": clock})
         for b in brokers:
@@ -132,7 +136,10 @@ def moves(state: ExploredState,
                         for want_shut_down in (False, True):
                             if not (want_shut_down or never_retracts_shutdown(control, b, epoch)):
                                 continue
-                            request = broker.BrokerHeartbeatRequest(b, epoch, offset, want_fence, want_shut_down)
+                            request = broker.BrokerHeartbeatRequest(broker_id=b, broker_epoch=epoch,
+                                                                    current_metadata_offset=offset,
+                                                                    want_fence=want_fence,
+                                                                    want_shut_down=want_shut_down)
                             after, out = broker.heartbeat(control, request, clock)
                             replies = state.last_reply
                             if out.response.error is Errors.NONE:
@@ -150,7 +157,7 @@ def moves(state: ExploredState,
         for b in brokers:
             if b in control.brokers:
                 after, _ = broker.unregister_broker(control, b)
-                yield (Step("Unregister", f"unregister_broker(broker {b})",
+                yield (Step("UnregisterBroker", f"unregister_broker(broker {b})",
                             ExploredState(after, clock, state.last_reply.set(b, "none"))),
                        "unregister_broker", {"broker_id": b})
     yield (Step("Failover", f"activate(deactivate(state), now={clock})",

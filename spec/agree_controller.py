@@ -23,7 +23,10 @@ from kraftspec.spec.agree import AgreementModel, Step
 from kraftspec.spec.tla_values import TlaValue
 
 NODE_ID = 1
-LISTENERS = (Endpoint("CONTROLLER", "localhost", 9093),)
+LISTENERS = (Endpoint(name="CONTROLLER", host="localhost", port=9093),)
+ENVIRONMENT_ACTIONS = frozenset({"Restart"})
+"""Actions of ``ControllerRegistration.tla``'s ``Next`` that move the environment (a new incarnation of the
+controller)."""
 
 
 def incarnation(number: int) -> str:
@@ -68,7 +71,8 @@ def with_manager(state: ExploredState, manager: cr.ManagerState,
 
 def request_of(incarnation_id: str) -> cr.ControllerRegistrationRequest:
     """The request a process of that incarnation sends (``ManagerState`` builds the same one)."""
-    return cr.ControllerRegistrationRequest(NODE_ID, incarnation_id, False, LISTENERS, ())
+    return cr.ControllerRegistrationRequest(controller_id=NODE_ID, incarnation_id=incarnation_id,
+                                            zk_migration_ready=False, listeners=LISTENERS, features=())
 
 
 def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
@@ -94,11 +98,13 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
             if not duplicate:
                 net = net - {(request_id, inc)}
                 resp = resp | {(request_id, inc, response.error)}
-            yield Step("RegisterController", f"register_controller(request {request_id} of {inc}, duplicate={duplicate})",
+            yield Step("RegisterController",
+                       f"register_controller(request {request_id} of {inc}, duplicate={duplicate})",
                        replace(state, log=log, net=net, resp=resp, publish_reg=state.publish_reg or bool(records)))
         refused, _ = cr.register_controller(request, LATEST_PRODUCTION, is_active=False)
         yield Step("RegisterControllerFails", f"register_controller(request {request_id} of {inc}, is_active=False)",
-                   replace(state, net=state.net - {(request_id, inc)}, resp=state.resp | {(request_id, inc, refused.error)}))
+                   replace(state, net=state.net - {(request_id, inc)},
+                           resp=state.resp | {(request_id, inc, refused.error)}))
     for message in sorted(state.resp):
         if message[1] == manager.incarnation_id:
             after, sent = cr.on_response(manager, message[2], now_ms=0, jitter_draw=0.5)

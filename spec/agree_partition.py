@@ -5,13 +5,14 @@ broker ``b``'s ``k``-th incarnation registers with broker epoch ``100 * (k + 1) 
 what each learned and each leader's :class:`~kraftspec.reference.partition_leader.PartitionLeaderState` sit
 beside the controller's registrations. Time is 0 throughout and ``replica.lag.time.max.ms`` is -1: the lag
 may have elapsed at any moment, so a follower is caught up only at the leader's log end offset. Each
-successor calls the reference: ``Fence``/``Unfence`` ~ ``handle_broker_fenced``/``handle_broker_unfenced``,
-``Restart`` ~ ``handle_broker_shutdown`` and a new registration, ``Learn`` ~ ``become_leader`` /
+successor calls the reference: ``HandleBrokerFenced``/``HandleBrokerUnfenced`` ~
+``handle_broker_fenced``/``handle_broker_unfenced``, ``HandleBrokerShutdown`` ~ ``handle_broker_shutdown`` and a
+new registration, ``Learn`` ~ ``become_leader`` /
 ``update_leader_metadata`` / ``update_broker_metadata``, ``AppendRecords`` ~ ``append``, ``FollowerFetch`` ~
 ``follower_fetch``, ``MaybeShrinkIsr`` ~ ``maybe_shrink_isr``, ``AlterPartition`` ~ ``alter_partition`` and
 ``handle_alter_partition_result``.
 
-The correspondences are public for the trace tools that share them (``traces/partition_tla.py`` records
+The correspondences are public for the trace tools that share them (``traces/recording/partition_tla.py`` records
 traces from TLC's graph, ``spec/trace_validation_partition.py`` maps traces back into the spec):
 :func:`broker_epoch` / :func:`incarnation` / :func:`incarnation_id`, :func:`common_prefix`,
 :func:`kept_lengths`, :func:`with_committed` and :data:`NOT_LEADING`.
@@ -37,9 +38,12 @@ from kraftspec.spec.tla_values import TlaValue, record
 TOPIC_ID = "spec-topic"
 KEY = (TOPIC_ID, 0)
 REPLICAS = (1, 2, 3)
-TOPICS = {TOPIC_ID: TopicInfo("spec", TOPIC_ID)}
+TOPICS = {TOPIC_ID: TopicInfo(name="spec", topic_id=TOPIC_ID)}
 EVENTS = dict(metadata_version=LATEST_PRODUCTION, elr_enabled=False)
 LAG = -1
+ENVIRONMENT_ACTIONS = frozenset({"Learn"})
+"""Actions of ``PartitionLeadership.tla``'s ``Next`` that move the environment: ``Learn`` is metadata propagation
+(the model's ``propagate``), whose broker calls one of several reference rules."""
 """``replica.lag.time.max.ms`` in the explored brokers: with every step at time 0, only a follower at the LEO is caught up."""
 
 
@@ -146,21 +150,22 @@ def _controller_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -
         registration = state.brokers[b]
         if not registration.fenced:
             records = handle_broker_fenced(state.brokers, TOPICS, state.partitions, b, **EVENTS)
-            yield Step("Fence", f"handle_broker_fenced(broker {b})",
+            yield Step("HandleBrokerFenced", f"handle_broker_fenced(broker {b})",
                        replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b], True)),
                                partitions=apply_records(state.partitions, records)))
         else:
             records = handle_broker_unfenced(state.brokers, TOPICS, state.partitions, b, **EVENTS)
-            yield Step("Unfence", f"handle_broker_unfenced(broker {b})",
+            yield Step("HandleBrokerUnfenced", f"handle_broker_unfenced(broker {b})",
                        replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b], False)),
                                partitions=apply_records(state.partitions, records)))
         if sum(incarnations.values()) < int(constants["MaxRestarts"]):
             records = handle_broker_shutdown(state.brokers, TOPICS, state.partitions, b, False, **EVENTS)
             restarted = replace(state, brokers=state.brokers.set(b, _broker(b, incarnations[b] + 1, True)),
                                 partitions=apply_records(state.partitions, records),
-                                known=_set(state.known, b - 1, (NO_LEADER, -1)), leaders=_set(state.leaders, b - 1, None))
+                                known=_set(state.known, b - 1, (NO_LEADER, -1)),
+                                leaders=_set(state.leaders, b - 1, None))
             for n in kept_lengths(state, b):
-                yield Step("Restart", f"handle_broker_shutdown(broker {b}), log kept up to {n}",
+                yield Step("HandleBrokerShutdown", f"handle_broker_shutdown(broker {b}), log kept up to {n}",
                            replace(restarted, logs=_set(state.logs, b - 1, state.logs[b - 1][:n])))
 
 
@@ -197,7 +202,8 @@ def queued(state: ExploredState, b: int) -> bool:
 
 def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
     for b in REPLICAS:
-        yield Step("Learn", f"broker {b} learns the partition (become_leader / update_leader_metadata)", _learn(state, b))
+        yield Step("Learn", f"broker {b} learns the partition (become_leader / update_leader_metadata)",
+                   _learn(state, b))
         leader = state.leaders[b - 1]
         if leader is not None and state.appends < int(constants["MaxAppends"]):
             yield Step("AppendRecords", f"append(leader {b})",
@@ -223,8 +229,8 @@ def _broker_steps(state: ExploredState, constants: Mapping[str, TlaValue]) -> It
 
 def _deliver(state: ExploredState, message: InFlight) -> ExploredState:
     """The controller processes the request; the answer reaches the sender's incarnation if it still leads."""
-    request = AlterPartitionRequest(message.sender, message.sender_epoch,
-                                    (AlterPartitionTopic(TOPIC_ID, (message.data,)),))
+    request = AlterPartitionRequest(broker_id=message.sender, broker_epoch=message.sender_epoch,
+                                    topics=(AlterPartitionTopic(topic_id=TOPIC_ID, partitions=(message.data,)),))
     partitions, response, _ = alter_partition(state.brokers, TOPICS, state.partitions, request, **EVENTS)
     delivered = replace(state, partitions=partitions, net=state.net - {message})
     sender = state.leaders[message.sender - 1]
@@ -241,7 +247,8 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
         return
     steps = list(_controller_steps(state, constants)) + list(_broker_steps(state, constants))
     for message in sorted(state.net, key=repr):
-        steps.append(Step("AlterPartition", f"alter_partition(from {message.sender} at epochs ({message.data.leader_epoch}, "
+        steps.append(Step("AlterPartition",
+                          f"alter_partition(from {message.sender} at epochs ({message.data.leader_epoch}, "
                           f"{message.data.partition_epoch}), isr={list(message.data.new_isr_with_epochs)})",
                           _deliver(state, message)))
     for step in steps:

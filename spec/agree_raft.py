@@ -2,17 +2,18 @@
 
 Each node is a ``raft.RaftNode`` and every spec action calls the reference: ``Timeout`` ~ ``raft._to_prospective``
 (a Prospective: ``raft._prospective_lost``; a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
-``HandleVoteResponse`` / ``HandleBeginQuorumEpoch`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
-handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._on_append``, ``Crash`` ~ ``raft.restart``;
-``RequestVote`` builds its request with ``raft._vote_request`` (a pre-vote from a Prospective), ``SendFetch`` takes
-the Fetch requests of the node's poll (``raft._poll``: ``raft._fetch_any_bootstrap`` / ``raft._fetch_best_node``).
+``HandleVoteResponse`` / ``HandleBeginQuorumEpochRequest`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
+handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._handle_append``, ``Crash`` ~ ``raft.restart``;
+``MaybeSendVoteRequests`` builds its request with ``raft._vote_request`` (a pre-vote from a Prospective),
+``MaybeSendFetchOrFetchSnapshot`` takes the Fetch requests of the node's poll (``raft._poll``:
+``raft._maybe_send_fetch_to_any_bootstrap`` / ``raft._maybe_send_fetch_to_best_node``).
 
 What the spec abstracts, and how this projection follows it:
 
 * Timers: every call runs at time 0 with jitter 0 and skips the poll ``raft.step`` runs after each input (the
   poll's timeouts and sends are the spec's ``Timeout`` and send actions), so deadlines never differ; Fetch
-  requests carry maxWaitMs 0 (nothing is parked). ``SendFetch`` is what the poll (``raft._poll``) sends with
-  each bootstrap draw, a Follower's also once its leader's Fetch has timed out (request timeouts are not
+  requests carry maxWaitMs 0 (nothing is parked). ``MaybeSendFetchOrFetchSnapshot`` is what the poll (``raft._poll``)
+  sends with each bootstrap draw, a Follower's also once its leader's Fetch has timed out (request timeouts are not
   modelled, so they may fire at any time); whether a Fetch is still in flight is the spec's ``FetchInFlight``.
 * Correlation ids: a response taken from the bag is handed to the handler as the answer to the request the node
   has outstanding (its in-flight entry is set just before, and is empty again after). The spec takes a Vote
@@ -27,7 +28,7 @@ What the spec abstracts, and how this projection follows it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
 from kraftspec.reference import raft
@@ -53,7 +54,7 @@ from kraftspec.reference.raft_state import (
     voted_key_of,
 )
 from kraftspec.spec.agree import AgreementModel, Step
-from kraftspec.spec.tla_values import Fn, TlaValue, fn, record
+from kraftspec.spec.tla_values import Fn, TlaValue, record
 
 NOW = 0
 JITTER = 0
@@ -61,6 +62,8 @@ CORRELATION_ID = 1
 CONFIG = QuorumConfig(fetch_max_wait_ms=0)
 DATA = "client-record"
 NO_NODE = -1
+ENVIRONMENT_ACTIONS = frozenset({"Timeout", "ClientAppend", "Crash", "Drop", "Duplicate"})
+"""Actions of ``KRaftQuorum.tla``'s ``Next`` that move the environment (timers, clients, crashes, the network)."""
 
 Message = Any  # a spec message: a TLA+ record (``Fn``)
 
@@ -74,6 +77,15 @@ class ExploredState:
     committed: tuple[int, ...] = ()
     faults: int = 0
     timeouts: int = 0
+    node_hashes: tuple[int, ...] = field(default=(), compare=False, repr=False)  # kept by ``_with``
+
+    def __post_init__(self) -> None:
+        if len(self.node_hashes) != len(self.nodes):
+            object.__setattr__(self, "node_hashes", tuple(map(hash, self.nodes)))
+
+    def __hash__(self) -> int:
+        """Hashes the nodes' hashes (a node left unchanged by a step is not hashed again)."""
+        return hash((self.node_hashes, self.msgs, self.committed, self.faults, self.timeouts))
 
 
 def _bounds(constants: Mapping[str, TlaValue]) -> dict[str, int]:
@@ -109,7 +121,7 @@ def _fetch_in_flight(msgs: FrozenMap[Message, int], n: int) -> bool:
 
 def _poll_fetches(node: raft.RaftNode) -> dict[int, FetchRequest]:
     """The Fetch requests of the node's poll at time 0 by destination, over every bootstrap draw, with nothing in
-    flight and, for a Follower, with its leader's Fetch timed out (``raft._fetch_best_node``)."""
+    flight and, for a Follower, with its leader's Fetch timed out (``raft._maybe_send_fetch_to_best_node``)."""
     pollings = [FrozenMap()]
     if isinstance(node.state, Follower):
         pollings.append(FrozenMap({node.state.leader_id: (CORRELATION_ID, NOW - CONFIG.request_timeout_ms)}))
@@ -148,8 +160,10 @@ def _committed(state: ExploredState, node: raft.RaftNode) -> tuple[int, ...]:
 
 def _with(state: ExploredState, index: int, node: raft.RaftNode, **changes: Any) -> ExploredState:
     nodes = state.nodes[:index] + (node,) + state.nodes[index + 1:]
+    hashes = state.node_hashes if node is state.nodes[index] else (
+        state.node_hashes[:index] + (hash(node),) + state.node_hashes[index + 1:])
     return ExploredState(nodes, changes.get("msgs", state.msgs), changes.get("committed", state.committed),
-                         changes.get("faults", state.faults), changes.get("timeouts", state.timeouts))
+                         changes.get("faults", state.faults), changes.get("timeouts", state.timeouts), hashes)
 
 
 def _timeout(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
@@ -169,8 +183,8 @@ def _timeout(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
 
 
 def _asks_vote(node: raft.RaftNode, voter: int) -> bool:
-    """The spec's ``RequestVote``: a Prospective asks a voter that has neither granted nor rejected its pre-vote, a
-    Candidate one that has not granted (the spec keeps no Candidate's rejections)."""
+    """The spec's ``MaybeSendVoteRequests``: a Prospective asks a voter that has neither granted nor rejected its
+    pre-vote, a Candidate one that has not granted (the spec keeps no Candidate's rejections)."""
     state = node.state
     if isinstance(state, Prospective):
         return voter not in state.granted | state.rejected
@@ -185,7 +199,7 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
         if after is not None:
             yield Step("Timeout", f"timeout(node {n})", _with(state, index, after, timeouts=state.timeouts + 1))
     if role == "Leader" and node.log.end_offset < bounds["MaxLogLen"]:
-        after, _ = _call(raft._on_append, node, Append((DATA,)))
+        after, _ = _call(raft._handle_append, node, Append(records=(DATA,)))
         yield Step("ClientAppend", f"step(node {n}, Append)",
                    _with(state, index, after, committed=_committed(state, after)))
     if state.faults < bounds["MaxFaults"]:
@@ -198,15 +212,17 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
         sends = []
         if _asks_vote(node, v):
             req = raft._vote_request(node, role == "Prospective")
-            sends.append(("RequestVote", record(type="VoteReq", src=n, dst=v, epoch=req.replica_epoch,
-                                                preVote=req.pre_vote, lastEpoch=req.last_offset_epoch,
-                                                lastOffset=req.last_offset)))
+            sends.append(("MaybeSendVoteRequests", record(type="VoteReq", src=n, dst=v, epoch=req.replica_epoch,
+                                                          preVote=req.pre_vote, lastEpoch=req.last_offset_epoch,
+                                                          lastOffset=req.last_offset)))
         if role == "Leader" and v != n:
-            sends.append(("SendBeginQuorumEpoch", record(type="BeginEpoch", src=n, dst=v, epoch=node.state.epoch)))
+            sends.append(("MaybeSendBeginQuorumEpochRequests",
+                          record(type="BeginEpoch", src=n, dst=v, epoch=node.state.epoch)))
         if v in fetches:
             req = fetches[v]
-            sends.append(("SendFetch", record(type="FetchReq", src=n, dst=v, epoch=req.current_leader_epoch,
-                                              offset=req.fetch_offset, lastEpoch=req.last_fetched_epoch)))
+            sends.append(("MaybeSendFetchOrFetchSnapshot",
+                          record(type="FetchReq", src=n, dst=v, epoch=req.current_leader_epoch,
+                                 offset=req.fetch_offset, lastEpoch=req.last_fetched_epoch)))
         for action, m in sends:
             yield Step(action, f"node {n} sends {action} to {v}", _with(state, index, node, msgs=_add(state.msgs, m)))
 
@@ -217,8 +233,9 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
     msgs = _remove(state.msgs, m)
     kind, src = m["type"], m["src"]
     if kind == "VoteReq":
-        after, out = _call(raft._on_vote_request, node,
-                           VoteRequest(src, m["epoch"], m["lastEpoch"], m["lastOffset"], m["preVote"]))
+        after, out = _call(raft._handle_vote_request, node,
+                           VoteRequest(replica_id=src, replica_epoch=m["epoch"], last_offset_epoch=m["lastEpoch"],
+                                       last_offset=m["lastOffset"], pre_vote=m["preVote"]))
         resp = out[0].message
         reply = record(type="VoteResp", src=node.local_id, dst=src, reqEpoch=m["epoch"], preVote=m["preVote"],
                        epoch=resp.leader_epoch, leader=resp.leader_id, granted=resp.vote_granted)
@@ -227,16 +244,20 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
         asked_as = Prospective if m["preVote"] else Candidate
         if not (isinstance(node.state, asked_as) and node.state.epoch == m["reqEpoch"]):
             return _with(state, index, node, msgs=msgs)
-        after, _ = _call(raft._on_vote_response, _answering(node, src),
-                         VoteResponse(src, Errors.NONE, Errors.NONE, m["epoch"], m["leader"], m["granted"], (),
-                                      CORRELATION_ID))
+        after, _ = _call(raft._handle_vote_response, _answering(node, src),
+                         VoteResponse(source=src, error=Errors.NONE, partition_error=Errors.NONE,
+                                      leader_epoch=m["epoch"], leader_id=m["leader"], vote_granted=m["granted"],
+                                      leader_endpoints=(),
+                                      correlation_id=CORRELATION_ID))
         return _with(state, index, after, msgs=msgs)
     if kind == "BeginEpoch":
-        after, _ = _call(raft._on_begin_quorum_epoch, node, BeginQuorumEpochRequest(src, m["epoch"]))
+        after, _ = _call(raft._handle_begin_quorum_epoch_request, node,
+                         BeginQuorumEpochRequest(leader_id=src, leader_epoch=m["epoch"]))
         return _with(state, index, after, msgs=msgs)
     if kind == "FetchReq":
-        after, out = _call(raft._on_fetch_request, node,
-                           FetchRequest(src, m["epoch"], m["offset"], m["lastEpoch"], 0, -1))
+        after, out = _call(raft._handle_fetch_request, node,
+                           FetchRequest(replica_id=src, current_leader_epoch=m["epoch"], fetch_offset=m["offset"],
+                                        last_fetched_epoch=m["lastEpoch"], max_wait_ms=0, high_watermark=-1))
         (send,) = out
         resp = send.message
         reply = record(type="FetchResp", src=node.local_id, dst=src, epoch=resp.leader_epoch, leader=resp.leader_id,
@@ -247,14 +268,18 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
     if ((m["offset"], m["lastEpoch"]) != (node.log.end_offset, node.log.last_fetched_epoch)
             or isinstance(node.state, Prospective)):
         return _with(state, index, node, msgs=msgs)
-    response = FetchResponse(src, Errors.NONE, Errors[m["error"]], m["epoch"], m["leader"], (), m["hw"], 0,
-                             m["diverging"], tuple(LogEntry(e) for e in m["entries"]), CORRELATION_ID)
-    after, _ = _call(raft._on_fetch_response, _answering(node, src), response)
+    response = FetchResponse(source=src, error=Errors.NONE, partition_error=Errors[m["error"]],
+                             leader_epoch=m["epoch"], leader_id=m["leader"], leader_endpoints=(),
+                             high_watermark=m["hw"], log_start_offset=0,
+                             diverging_epoch=m["diverging"], records=tuple(LogEntry(epoch=e) for e in m["entries"]),
+                             correlation_id=CORRELATION_ID)
+    after, _ = _call(raft._handle_fetch_response, _answering(node, src), response)
     return _with(state, index, after, msgs=msgs)
 
 
-_HANDLE = {"VoteReq": "HandleVoteRequest", "VoteResp": "HandleVoteResponse", "BeginEpoch": "HandleBeginQuorumEpoch",
-           "FetchReq": "HandleFetchRequest", "FetchResp": "HandleFetchResponse"}
+_HANDLE = {"VoteReq": "HandleVoteRequest", "VoteResp": "HandleVoteResponse",
+           "BeginEpoch": "HandleBeginQuorumEpochRequest", "FetchReq": "HandleFetchRequest",
+           "FetchResp": "HandleFetchResponse"}
 
 
 def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
@@ -267,10 +292,10 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
         yield Step(_HANDLE[m["type"]], f"node {m['dst']} handles {dict(m)}", _deliver(state, index, m))
         if state.faults < bounds["MaxFaults"]:
             yield Step("Drop", f"lose {dict(m)}", ExploredState(state.nodes, _remove(state.msgs, m), state.committed,
-                                                                 state.faults + 1, state.timeouts))
+                                                                 state.faults + 1, state.timeouts, state.node_hashes))
             yield Step("Duplicate", f"duplicate {dict(m)}", ExploredState(state.nodes, _add(state.msgs, m),
                                                                           state.committed, state.faults + 1,
-                                                                          state.timeouts))
+                                                                          state.timeouts, state.node_hashes))
 
 
 def _end_offsets(node: raft.RaftNode) -> tuple[int, ...]:
@@ -280,36 +305,38 @@ def _end_offsets(node: raft.RaftNode) -> tuple[int, ...]:
     return tuple(-1 for _ in voters)
 
 
+_PER_NODE = ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed", "endOff")
+
+
+def _node_row(node: raft.RaftNode) -> tuple[TlaValue, ...]:
+    """One node's value of each per-node variable, in ``_PER_NODE``'s order."""
+    state = node.state
+    voted = voted_key_of(state, node.local_id)
+    return (
+        state.role,
+        state.epoch,
+        leader_of(state),
+        NO_NODE if voted is None else voted.id,
+        frozenset(state.granted) if isinstance(state, (Prospective, Candidate)) else frozenset(),
+        frozenset(state.rejected) if isinstance(state, Prospective) else frozenset(),
+        isinstance(state, Follower) and state.has_fetched,
+        getattr(state, "high_watermark", -1),
+        _epochs(node.log.entries),
+        node.log.flushed_end_offset,
+        _end_offsets(node),
+    )
+
+
 def project(state: ExploredState) -> dict[str, TlaValue]:
     """The spec's variables, each a function of the node id (``role``, ``epoch``, ... ``endOff``), then ``msgs``."""
-    nodes = state.nodes
-
-    def per_node(value: Callable[[raft.RaftNode], TlaValue]) -> TlaValue:
-        return fn({node.local_id: value(node) for node in nodes})
-
-    def vote(node: raft.RaftNode) -> int:
-        key = voted_key_of(node.state, node.local_id)
-        return NO_NODE if key is None else key.id
-
-    return {
-        "role": per_node(lambda node: node.state.role),
-        "epoch": per_node(lambda node: node.state.epoch),
-        "leader": per_node(lambda node: leader_of(node.state)),
-        "voted": per_node(vote),
-        "granted": per_node(lambda node: frozenset(node.state.granted)
-                            if isinstance(node.state, (Prospective, Candidate)) else frozenset()),
-        "rejected": per_node(lambda node: frozenset(node.state.rejected) if isinstance(node.state, Prospective)
-                             else frozenset()),
-        "fetched": per_node(lambda node: isinstance(node.state, Follower) and node.state.has_fetched),
-        "hw": per_node(lambda node: getattr(node.state, "high_watermark", -1)),
-        "log": per_node(lambda node: _epochs(node.log.entries)),
-        "flushed": per_node(lambda node: node.log.flushed_end_offset),
-        "endOff": per_node(_end_offsets),
-        "msgs": Fn(dict(state.msgs)) if state.msgs else (),
-        "committed": state.committed,
-        "faults": state.faults,
-        "timeouts": state.timeouts,
-    }
+    ids = tuple(node.local_id for node in state.nodes)
+    is_sequence = ids == tuple(range(1, len(ids) + 1))  # ``fn``'s test, once for all variables
+    columns = zip(*map(_node_row, state.nodes))
+    projected: dict[str, TlaValue] = {name: column if is_sequence else Fn(zip(ids, column))
+                                      for name, column in zip(_PER_NODE, columns)}
+    projected.update(msgs=Fn(dict(state.msgs)) if state.msgs else (), committed=state.committed,
+                     faults=state.faults, timeouts=state.timeouts)
+    return projected
 
 
 MODEL: AgreementModel[ExploredState] = AgreementModel(

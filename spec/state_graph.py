@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import networkx as nx
 
@@ -19,7 +19,7 @@ from kraftspec.spec.tla_parse import parse_state, to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcResult, run_tlc
 
-__all__ = ["StateKey", "state_key", "load_dot", "state_graph"]
+__all__ = ["StateKey", "state_key", "dot_statements", "load_dot", "state_graph"]
 
 _INITIAL_END = '",style = filled]'
 
@@ -51,6 +51,25 @@ def _undot(label: str) -> str:
     return "\\".join(part.replace('\\"', '"').replace("\\n", "\n") for part in label.split("\\\\"))
 
 
+def dot_statements(path: str | os.PathLike[str]) -> Iterator[tuple[str, str, str, bool]]:
+    """The dump's statements read line by line, as ``(source, target, text, initial)``: an edge (``target`` set,
+    ``text`` its action) or a state (``target`` empty, ``text`` the state as TLC printed it)."""
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            head, is_statement, rest = line.rstrip("\n").partition(' [label="')
+            if not is_statement:
+                continue
+            source, is_edge, target = head.partition(" -> ")
+            if is_edge:
+                yield source, target, _undot(rest.partition('"')[0]), False
+                continue
+            rest = rest.rstrip(";")
+            initial = rest.endswith(_INITIAL_END)
+            if not initial and not rest.endswith('"]'):
+                raise ValueError(f"{path}: not a TLC dot state line: {line[:200]!r}")
+            yield source, "", _undot(rest[: -len(_INITIAL_END)] if initial else rest[:-2]), initial
+
+
 def load_dot(path: str | os.PathLike[str]) -> nx.MultiDiGraph:
     """The state graph in a TLC dot dump.
 
@@ -61,25 +80,16 @@ def load_dot(path: str | os.PathLike[str]) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     node_of: dict[str, StateKey] = {}
     edges: dict[tuple[str, str, str], None] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        head, is_statement, rest = line.partition(' [label="')
-        if not is_statement:
+    for source, target, text, initial in dot_statements(path):
+        if target:
+            edges[source, target, text] = None
             continue
-        source, is_edge, target = head.partition(" -> ")
-        if is_edge:
-            edges[source, target, rest.partition('"')[0]] = None
-            continue
-        rest = rest.rstrip(";")
-        initial = rest.endswith(_INITIAL_END)
-        if not initial and not rest.endswith('"]'):
-            raise ValueError(f"{path}: not a TLC dot state line: {line[:200]!r}")
-        state = parse_state(_undot(rest[: -len(_INITIAL_END)] if initial else rest[:-2]))
+        state = parse_state(text)
         key = state_key(state)
         node_of[source] = key
         graph.add_node(key, state=state, initial=initial)
-    actions = {label: _undot(label) for _, _, label in edges}
-    for source, target, label in edges:  # add_edge in a loop is about twice as fast as add_edges_from
-        graph.add_edge(node_of[source], node_of[target], key=actions[label], action=actions[label])
+    for source, target, action in edges:  # add_edge in a loop is about twice as fast as add_edges_from
+        graph.add_edge(node_of[source], node_of[target], key=action, action=action)
     return graph
 
 

@@ -20,7 +20,7 @@ from lark.lexer import Lexer
 
 from kraftspec.spec.tla_values import Fn, ModelValue, TlaValue, fn
 
-__all__ = ["TlaParseError", "parse_value", "parse_state", "to_tla"]
+__all__ = ["TlaParseError", "parse_value", "parse_state", "state_conjuncts", "to_tla"]
 
 _GRAMMAR = r"""
 start: value
@@ -144,17 +144,22 @@ def parse_state(text: str) -> dict[str, TlaValue]:
     Each conjunct starts a line; values are parsed one by one through :func:`parse_value`'s cache,
     so states that share variable values cost little to read.
     """
+    return {var: parse_value(value) for var, value in state_conjuncts(text)}
+
+
+def state_conjuncts(text: str) -> list[tuple[str, str]]:
+    """The ``(variable, value text)`` pairs of a TLC-printed state, values unparsed (see :func:`parse_state`)."""
     conjuncts = _CONJUNCT.split(text.strip())
     if not conjuncts[0]:
         del conjuncts[0]
-    state: dict[str, TlaValue] = {}
+    pairs: list[tuple[str, str]] = []
     for conjunct in conjuncts:
         var, equals, value = conjunct.partition("=")
         var = var.strip()
         if not equals or value.startswith("=") or not _IDENT.match(var):
             raise TlaParseError(f"not a TLC state conjunct 'var = value': {conjunct[:200]!r}")
-        state[var] = parse_value(value.strip())
-    return state
+        pairs.append((var, value.strip()))
+    return pairs
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:

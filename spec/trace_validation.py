@@ -31,7 +31,7 @@ from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcError, run_tlc
 from kraftspec.spec.trace_validation_common import SPEC_DIR, Encoded, TraceModule
-from kraftspec.traces.format import Trace
+from kraftspec.traces.format.envelope import Trace
 
 BATCH = 1000
 MODULES: dict[str, TraceModule] = {m.component: m for m in (trace_validation_broker.MODULE,

@@ -1,6 +1,6 @@
 """Broker traces in the vocabulary of ``BrokerLifecycleTrace.tla`` (``kraftspec check --with-tlc``).
 
-Each step names one of the spec's actions (Register, Heartbeat, FenceStaleBroker, Unregister,
+Each step names one of the spec's actions (RegisterBroker, Heartbeat, FenceStaleBroker, UnregisterBroker,
 Failover, Tick) with its arguments, whether the request succeeded, the state a heartbeat granted,
 the number of records written and the stated post-state variables (rules §1). A broker id
 outside ``Brokers``, an incarnation outside ``Incarnations``, a registration that differs from the
@@ -20,11 +20,11 @@ from kraftspec.spec import agree_broker
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import Fn, TlaValue, fn, record
 from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name, within
-from kraftspec.traces import broker_replay
-from kraftspec.traces.format import Step, Trace
+from kraftspec.traces.replay import broker as broker_replay
+from kraftspec.traces.format.envelope import Step, Trace
 
-_SPEC_ACTIONS = {"register_broker": "Register", "heartbeat": "Heartbeat", "fence_stale_broker": "FenceStaleBroker",
-                 "unregister_broker": "Unregister", "failover": "Failover", "advance_clock": "Tick"}
+_SPEC_ACTIONS = {"register_broker": "RegisterBroker", "heartbeat": "Heartbeat",
+                 "fence_stale_broker": "FenceStaleBroker", "unregister_broker": "UnregisterBroker", "failover": "Failover", "advance_clock": "Tick"}
 _UNKNOWN_EPOCH = -2
 
 
@@ -128,7 +128,7 @@ def _reply(response: Optional[Mapping[str, Any]]) -> str:
     if response is None or any(f not in response for f in fields):
         return "?"
     return agree_broker.granted_state(broker.BrokerHeartbeatResponse(
-        Errors.NONE, is_fenced=response["is_fenced"], in_controlled_shutdown=response["in_controlled_shutdown"],
+        error=Errors.NONE, is_fenced=response["is_fenced"], in_controlled_shutdown=response["in_controlled_shutdown"],
         should_shut_down=response["should_shut_down"]))
 
 
@@ -148,7 +148,7 @@ def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tu
     fields: dict[str, TlaValue] = {"act": act, "b": 0, "i": 0, "e": 0, "off": 0, "wf": False, "ws": False,
                                    "now": now, "ok": _ok(step.response), "reply": "?", "ep": _UNKNOWN_EPOCH}
     max_offset = int(constants["MaxOffset"])  # type: ignore[call-overload]
-    if act == "Register":
+    if act == "RegisterBroker":
         request = args["request"]
         fields["b"] = _broker_id(request.broker_id, constants)
         fields["i"] = _incarnation(request.incarnation_id, constants)
@@ -174,7 +174,7 @@ def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tu
             fields["ok"] = "?"
         fields["b"], fields["e"] = (-1, 0) if which is None else (
             _broker_id(which[0], constants), within(which[1], 0, max_offset, "broker epoch"))
-    elif act == "Unregister":
+    elif act == "UnregisterBroker":
         fields["b"] = _broker_id(args["broker_id"], constants)
     post = _post(step.post or {}, constants)
     fields["nrec"] = -1 if step.records is None else len(step.records)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 from kraftspec.reference.errors import Errors
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc_config import read_constants
-from kraftspec.traces.format import Trace
+from kraftspec.traces.format.envelope import Trace
 
 SPEC_DIR = Path(__file__).resolve().parent
 

@@ -1,6 +1,6 @@
 """Controller traces in the vocabulary of ``ControllerRegistrationTrace.tla`` (``kraftspec check --with-tlc``).
 
-The correspondences of ``spec/agree_controller.py`` and ``traces/controller_tla.py``, read backwards
+The correspondences of ``spec/agree_controller.py`` and ``traces/recording/controller_tla.py``, read backwards
 (rules §4.1): ``start``, ``maybe_send``, ``on_metadata_update``, ``on_response`` and
 ``on_deadline`` are the spec's Start, MaybeSend, OnMetadataUpdate, OnResponse and OnDeadline;
 ``register_controller`` on the active controller is RegisterController, refused (inactive:
@@ -28,11 +28,11 @@ from kraftspec.spec import agree_controller as agree
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
 from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
-from kraftspec.traces import controller_replay
-from kraftspec.traces.controller_tla import EXPLICIT
-from kraftspec.traces.controller_trace import explicit_state
-from kraftspec.traces.format import Step, Trace
-from kraftspec.traces.values import to_json
+from kraftspec.traces.replay import controller as controller_replay
+from kraftspec.traces.recording.controller_tla import EXPLICIT
+from kraftspec.traces.format.controller import explicit_state
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.format.values import to_json
 
 _SPEC_ACTIONS = {"start": "Start", "maybe_send": "MaybeSend", "on_metadata_update": "Update", "on_response": "Response",
                  "on_deadline": "Deadline", "restart": "Restart", "register_controller": "Register",
@@ -82,8 +82,9 @@ def _written(written: Any) -> tuple[int, ...]:
     for _, r in written:
         k = _fixed_number(getattr(r, "incarnation_id", None))
         request = agree.request_of(agree.incarnation(k))
-        if r != RegisterControllerRecord(request.controller_id, request.incarnation_id, request.zk_migration_ready,
-                                         request.listeners, request.features, version=0):
+        if r != RegisterControllerRecord(controller_id=request.controller_id, incarnation_id=request.incarnation_id,
+                                         zk_migration_ready=request.zk_migration_ready,
+                                         end_points=request.listeners, features=request.features, version=0):
             raise _Unfixed(f"{r!r} is not node 1's registration of process {k}")
         out.append(k)
     return tuple(out)
@@ -117,8 +118,9 @@ def _log(controllers: Any) -> int:
         raise _Unfixed(f"the spec's log holds node {agree.NODE_ID}'s registration only, not {controllers!r}")
     k = _fixed_number(controllers[str(agree.NODE_ID)].get("incarnation_id"))
     request = agree.request_of(agree.incarnation(k))
-    expected = cr.ControllerRegistration(request.controller_id, request.incarnation_id, request.zk_migration_ready,
-                                         request.listeners, request.features)
+    expected = cr.ControllerRegistration(controller_id=request.controller_id, incarnation_id=request.incarnation_id,
+                                         zk_migration_ready=request.zk_migration_ready,
+                                         listeners=request.listeners, features=request.features)
     if not _same(controllers[str(agree.NODE_ID)], to_json(expected)):
         raise _Unfixed(f"{controllers!r} is not node 1's registration of process {k}")
     return k
@@ -135,7 +137,8 @@ def _known(mv: Any) -> bool:
 
 _POST_VARIABLES: dict[str, tuple[str, Callable[[Any], TlaValue]]] = {
     "incarnation_id": ("inc", _fixed_number), "channel_started": ("started", _bool),
-    "known_metadata_version": ("mvKnown", _known), "registered": ("registered", _bool), "pending_rpcs": ("pending", _int),
+    "known_metadata_version": ("mvKnown", _known), "registered": ("registered", _bool),
+    "pending_rpcs": ("pending", _int),
     "failed_rpcs": ("failed", _int), "resend_deadline_ms": ("timer", _scheduled), "controllers": ("log", _log)}
 """Each post-state field with a counterpart in the spec: the spec's variable and the stated value's conversion."""
 
@@ -236,7 +239,7 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue]) -> str:
     """The spec's ``Init``, when the trace starts from the reference state it corresponds to (``controller_tla.EXPLICIT``)."""
     if controller_replay.initial(trace) != explicit_state(EXPLICIT):
         raise Outside(f"the spec starts from node {agree.NODE_ID}'s first process (inc1, channel not started, "
-                      "metadata.version unknown) with no controller registered (traces/controller_tla.py EXPLICIT)")
+                      "metadata.version unknown) with no controller registered (traces/recording/controller_tla.py EXPLICIT)")
     (state,) = agree.initial_states(constants)
     return to_tla(record(**agree.project(state)))
 

@@ -1,8 +1,9 @@
 """Partition traces in the vocabulary of ``PartitionLeadershipTrace.tla`` (``kraftspec check --with-tlc``).
 
-The correspondences of ``spec/agree_partition.py`` and ``traces/partition_tla.py``, read backwards:
+The correspondences of ``spec/agree_partition.py`` and ``traces/recording/partition_tla.py``, read backwards:
 ``handle_broker_fenced`` / ``handle_broker_unfenced`` / ``handle_broker_shutdown`` are the spec's
-Fence / Unfence / Restart (rules §2.9); ``become_leader``, ``update_leader_metadata``,
+HandleBrokerFenced / HandleBrokerUnfenced / HandleBrokerShutdown (steps ``Fence`` / ``Unfence`` / ``Restart``,
+rules §2.9); ``become_leader``, ``update_leader_metadata``,
 ``update_broker_metadata`` and ``stop_leading`` are Learn (§2.12); ``append``, ``follower_fetch`` and
 ``maybe_shrink_isr`` are AppendRecords, FollowerFetch and MaybeShrinkIsr; ``alter_partition`` is
 AlterPartition (§2.10), whose answer the spec delivers at once, so the ``handle_alter_partition_result``
@@ -26,11 +27,11 @@ from kraftspec.spec import agree_partition as agree
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
 from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
-from kraftspec.traces import partition_replay
-from kraftspec.traces.format import Step, Trace
-from kraftspec.traces.partition_tla import EXPLICIT
-from kraftspec.traces.partition_trace import cached_explicit_state
-from kraftspec.traces.values import to_json
+from kraftspec.traces.replay import partition as partition_replay
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.recording.partition_tla import EXPLICIT
+from kraftspec.traces.format.partition import cached_explicit_state
+from kraftspec.traces.format.values import to_json
 
 _LEARN = ("become_leader", "update_leader_metadata", "update_broker_metadata", "stop_leading")
 _SPEC_ACTIONS = {"handle_broker_fenced": "Fence", "handle_broker_unfenced": "Unfence", "handle_broker_shutdown": "Restart",
@@ -93,7 +94,7 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue]) -> str:
     if partition_replay.initial(trace) != cached_explicit_state(EXPLICIT):
         raise Outside(f"the spec starts from brokers 1-3 unfenced at epochs 101-103 and {agree.TOPIC_ID}:0 on "
                       "replicas 1, 2, 3 led by broker 1 at log end 0 with replica.lag.time.max.ms -1 "
-                      "(traces/partition_tla.py EXPLICIT)")
+                      "(traces/recording/partition_tla.py EXPLICIT)")
     (state,) = agree.initial_states(constants)
     return to_tla(record(**agree.project(state)))
 

@@ -36,8 +36,8 @@ from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
 from kraftspec.spec.tlc_config import read_constants
 from kraftspec.spec.trace_validation_common import SPEC_DIR, Encoded, Outside, TraceModule, encoded, error_name
-from kraftspec.traces import raft_replay
-from kraftspec.traces.format import Step, Trace
+from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.format.envelope import Step, Trace
 
 _FETCH_ERRORS = ("NONE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER")
 """The partition errors the spec's fetch answers carry (§3.7 epoch validation)."""

@@ -5,12 +5,27 @@ from __future__ import annotations
 import functools
 import inspect
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
+import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from kraftspec.models.determinism import without_local_constants
+
+
+LAYERS_BY_COST = ("scenario", "model", "agree", "crosshair", "kafka")  # the cheapest layer first
+
+
+def mutant_cases(mutants: Iterable[Any]) -> list[Any]:
+    """``(mutant, layer)`` for every layer each mutant names. Only the mutant's cheapest layer runs by default (so every
+    mutant is still caught there); its other layers are marked ``exhaustive`` (``pytest -m exhaustive``, run by CI)."""
+    cases = []
+    for mutant in mutants:
+        cheapest = min(mutant.caught_by, key=LAYERS_BY_COST.index)
+        cases += [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
+                               marks=() if layer == cheapest else pytest.mark.exhaustive) for layer in mutant.caught_by]
+    return cases
 
 
 def _calls(function: Callable[..., Any]) -> list[tuple[Any, ...]]:

@@ -20,7 +20,7 @@ def directory(broker_id: int) -> str:
 
 
 def mv_features(level: int, low: int = MINIMUM_4X) -> tuple[FeatureRange, ...]:
-    return (FeatureRange("metadata.version", low, max(level, low)),)
+    return (FeatureRange(name="metadata.version", min_supported=low, max_supported=max(level, low)),)
 
 
 def new_cluster(mv: int = LATEST_PRODUCTION, *, session_timeout: int = 9000, features: Optional[dict[str, int]] = None,
@@ -32,7 +32,7 @@ def registration(broker_id: int, state: broker.ClusterControl, *, incarnation: O
                  previous_epoch: int = -1, version: int = 4, rack: Optional[str] = None,
                  log_dirs: Optional[tuple[str, ...]] = None) -> broker.BrokerRegistrationRequest:
     feats = mv_features(state.metadata_version) + tuple(
-        FeatureRange(name, level, level) for name, level in sorted(state.finalized_features.items())
+        FeatureRange(name=name, min_supported=level, max_supported=level) for name, level in sorted(state.finalized_features.items())
         if name != "metadata.version" and level)
     return broker.BrokerRegistrationRequest(
         broker_id=broker_id, cluster_id=CLUSTER, incarnation_id=incarnation or f"incarnation-{broker_id}",
@@ -53,7 +53,7 @@ def register(state: broker.ClusterControl, broker_id: int, *, epoch: Optional[in
 def unfence(state: broker.ClusterControl, broker_id: int, *, now: int = 0) -> broker.ClusterControl:
     """A caught-up heartbeat that asks to be unfenced, asserting the broker is then unfenced."""
     epoch = state.brokers[broker_id].epoch
-    state, out = broker.heartbeat(state, broker.BrokerHeartbeatRequest(broker_id, epoch, 10**9, False, False), now)
+    state, out = broker.heartbeat(state, broker.BrokerHeartbeatRequest(broker_id=broker_id, broker_epoch=epoch, current_metadata_offset=10**9, want_fence=False, want_shut_down=False), now)
     assert out.response.error is Errors.NONE and not out.response.is_fenced, out.response
     return state
 

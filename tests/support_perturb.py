@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Union
 
-from kraftspec.traces.format import Step
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.format.envelope import Step
+from kraftspec.traces.format.values import TraceError
 
 
 class Text(str):

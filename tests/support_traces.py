@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from kraftspec.spec.trace_validation import SpecVerdict
-from kraftspec.traces import jsonl, parquet
-from kraftspec.traces.format import trace_from_json, trace_to_json
-from kraftspec.traces.replay import replay
-from kraftspec.traces.tlc_validate import check_with_tlc
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
+from kraftspec.traces.replay.verdict import replay
+from kraftspec.traces.replay.tlc_validate import check_with_tlc
 
 
 def assert_round_trips(obj: dict[str, Any], folder: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kraftspec.traces import parquet
-from kraftspec.traces.simulate import generate_sim
+from kraftspec.traces.format import parquet
+from kraftspec.traces.recording.broker_simulate import generate_sim
 
 
 def make_bad_set(folder: Path) -> dict[str, Path]:

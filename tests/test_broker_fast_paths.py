@@ -17,7 +17,7 @@ def test_steady_heartbeat_equals_session_and_touch() -> None:
     state = distinct_state()
     for offset in (state.next_offset, state.next_offset + 1):  # the entry's offset unchanged, then changed
         for broker_id in BROKER_IDS:
-            request = broker.BrokerHeartbeatRequest(broker_id, state.brokers[broker_id].epoch, offset, False, False)
+            request = broker.BrokerHeartbeatRequest(broker_id=broker_id, broker_epoch=state.brokers[broker_id].epoch, current_metadata_offset=offset, want_fence=False, want_shut_down=False)
             after, out = broker.heartbeat(state, request, 42)
             assert out.records == () and out.response.is_fenced is False
             expected = evolve(state, sessions=broker.refreshed_sessions(state, broker_id, request.broker_epoch, 42),

@@ -7,9 +7,9 @@ import pytest
 import test_broker_scenarios
 from kraftspec.models.broker import BrokerLifecycleMachine
 from kraftspec.models.broker_mutants import MUTANTS
-from mutant_layers import layer_result
+from mutant_layers import layer_result, mutant_cases
 
-CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
+CASES = mutant_cases(MUTANTS)
 
 
 def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
@@ -17,7 +17,7 @@ def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
         assert layer_result(layer, "broker", test_broker_scenarios, BrokerLifecycleMachine) is None, layer
 
 
-@pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
+@pytest.mark.parametrize("mutant,layer", CASES)
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
         caught = layer_result(layer, "broker", test_broker_scenarios, BrokerLifecycleMachine)

@@ -31,7 +31,7 @@ def cluster_with_two_dirs_on_broker_1(level: str) -> tuple[broker.ClusterControl
 
 
 def offline(state: broker.ClusterControl, *dirs: str) -> tuple[broker.ClusterControl, broker.Output]:
-    request = BrokerHeartbeatRequest(1, state.brokers[1].epoch, 10**9, False, False, offline_log_dirs=dirs)
+    request = BrokerHeartbeatRequest(broker_id=1, broker_epoch=state.brokers[1].epoch, current_metadata_offset=10**9, want_fence=False, want_shut_down=False, offline_log_dirs=dirs)
     state, out = broker.heartbeat(state, request, 0)
     assert out.response.error is Errors.NONE and not out.response.is_fenced
     return state, out
@@ -79,7 +79,7 @@ def test_before_directory_assignment_offline_dirs_are_not_read() -> None:
 def test_fencing_and_offline_dirs_in_one_heartbeat_are_computed_from_the_same_state() -> None:
     """Kafka builds all of a heartbeat's records before replaying any: partition 0 changes twice."""
     state, _ = cluster_with_two_dirs_on_broker_1("3.7-IV2")
-    request = BrokerHeartbeatRequest(1, state.brokers[1].epoch, 10**9, True, False, offline_log_dirs=(DIR_A,))
+    request = BrokerHeartbeatRequest(broker_id=1, broker_epoch=state.brokers[1].epoch, current_metadata_offset=10**9, want_fence=True, want_shut_down=False, offline_log_dirs=(DIR_A,))
     _, out = broker.heartbeat(state, request, 0)
     kinds = [(type(r).__name__, getattr(r, "partition_id", None)) for _, r in out.records]
     assert kinds == [("PartitionChangeRecord", 0), ("PartitionChangeRecord", 1),

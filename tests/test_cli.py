@@ -78,8 +78,8 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
 
 
 def test_the_main_job_replays_the_bundled_traces_and_shows_a_divergence_in_full(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from kraftspec import cli, traces
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kraftspec import main_job, traces
 
     bundled = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"
     lines = gzip.decompress(bundled.read_bytes()).decode().splitlines()[:3]
@@ -88,9 +88,10 @@ def test_the_main_job_replays_the_bundled_traces_and_shows_a_divergence_in_full(
     step["post"] = {**step["post"], "next_offset": -7}
     (tmp_path / "tla").mkdir()
     (tmp_path / "tla" / "broker.jsonl.gz").write_bytes(gzip.compress("\n".join([lines[0], json.dumps(wrong)]).encode()))
-    assert cli._check_bundled_traces() == 0  # the real bundle
+    [(_, status, _)] = main_job.traces_job()
+    assert status == 0  # the real bundle
     monkeypatch.setattr(traces, "__file__", str(tmp_path / "__init__.py"))
-    assert cli._check_bundled_traces() != 0
-    out = capsys.readouterr().out
+    [(section, status, out)] = main_job.traces_job()
+    assert section == main_job.TRACES and status != 0
     assert "checked 2 traces from 1 file(s): 1 conformant, 1 divergent" in out and "post.next_offset" in out
     assert out.count(": conformant (") == 0

@@ -34,15 +34,15 @@ def test_a_cluster_id_that_is_not_a_uuid_is_a_note_not_an_error(tmp_path: Path) 
 
 
 def test_listeners_and_features_compare_by_name_not_by_order() -> None:
-    listeners = (Endpoint("PLAINTEXT", "h", 9092), Endpoint("CONTROLLER", "h", 9093))
-    features = (FeatureRange("metadata.version", 7, 27), FeatureRange("kraft.version", 0, 1))
+    listeners = (Endpoint(name="PLAINTEXT", host="h", port=9092), Endpoint(name="CONTROLLER", host="h", port=9093))
+    features = (FeatureRange(name="metadata.version", min_supported=7, max_supported=27), FeatureRange(name="kraft.version", min_supported=0, max_supported=1))
     log, snapshot = Image(), Image()
-    log.brokers[1] = BrokerRegistration(1, 5, "inc", listeners=listeners, features=features)
-    snapshot.brokers[1] = BrokerRegistration(1, 5, "inc", listeners=listeners[::-1], features=features[::-1])
+    log.brokers[1] = BrokerRegistration(broker_id=1, epoch=5, incarnation_id="inc", listeners=listeners, features=features)
+    snapshot.brokers[1] = BrokerRegistration(broker_id=1, epoch=5, incarnation_id="inc", listeners=listeners[::-1], features=features[::-1])
     log.controllers[3] = ("inc3", False, listeners, features)
     snapshot.controllers[3] = ("inc3", False, listeners, features[::-1])
     assert differences(log, snapshot) == []
-    snapshot.brokers[1] = BrokerRegistration(1, 5, "inc", listeners=(Endpoint("PLAINTEXT", "h", 9094),), features=features)
+    snapshot.brokers[1] = BrokerRegistration(broker_id=1, epoch=5, incarnation_id="inc", listeners=(Endpoint(name="PLAINTEXT", host="h", port=9094),), features=features)
     assert [d.split("[")[0] for d in differences(log, snapshot)] == ["brokers"]
 
 
@@ -51,9 +51,9 @@ def test_a_fenced_broker_in_an_isr_of_a_pre_3_3_log_names_the_kafka_version_that
     from kraftspec.traces.metalog.rules import History, isr_additions_active
 
     image = Image()
-    image.brokers[1] = BrokerRegistration(1, 5, "a", fenced=False)
-    image.brokers[2] = BrokerRegistration(2, 6, "b", fenced=True)
-    record = PartitionRecord(0, "t", (1, 2), (1, 2), 1)
+    image.brokers[1] = BrokerRegistration(broker_id=1, epoch=5, incarnation_id="a", fenced=False)
+    image.brokers[2] = BrokerRegistration(broker_id=2, epoch=6, incarnation_id="b", fenced=True)
+    record = PartitionRecord(partition_id=0, topic_id="t", replicas=(1, 2), isr=(1, 2), leader=1)
     old = isr_additions_active(image, History(), record, 10)
     assert old is not None and "KAFKA-13916" in old and "3.0–3.2" in old
     image.features["metadata.version"] = 7  # 3.3-IV3: a version that has the fix, so no explanation

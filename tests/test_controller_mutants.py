@@ -9,9 +9,9 @@ import pytest
 import test_controller_scenarios
 from kraftspec.models.controller import ControllerRegistrationMachine
 from kraftspec.models.controller_mutants import MUTANTS
-from mutant_layers import layer_result
+from mutant_layers import layer_result, mutant_cases
 
-CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
+CASES = mutant_cases(MUTANTS)
 
 
 def test_the_issue_mutants_exist() -> None:
@@ -26,7 +26,7 @@ def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
         assert layer_result(layer, "controller", test_controller_scenarios, ControllerRegistrationMachine) is None, layer
 
 
-@pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
+@pytest.mark.parametrize("mutant,layer", CASES)
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
         caught = layer_result(layer, "controller", test_controller_scenarios, ControllerRegistrationMachine)

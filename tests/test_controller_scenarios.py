@@ -28,13 +28,13 @@ def java_row(values: list[str], widths: list[int]) -> str:
 
 
 def broker(broker_id: int, fenced: bool, host: str = "localhost", port: int = 9092, rack: str | None = None) -> BrokerRegistration:
-    return BrokerRegistration(broker_id, 100 + broker_id, f"inc{broker_id}", fenced=fenced, rack=rack,
-                              listeners=(Endpoint("PLAINTEXT", host, port),))
+    return BrokerRegistration(broker_id=broker_id, epoch=100 + broker_id, incarnation_id=f"inc{broker_id}", fenced=fenced, rack=rack,
+                              listeners=(Endpoint(name="PLAINTEXT", host=host, port=port),))
 
 
 def image(brokers: dict[int, BrokerRegistration], controllers: dict[int, cr.ControllerRegistration] | None = None,
           leader: int = -1, mv: int = 30) -> dc.ClusterImage:
-    return dc.ClusterImage("QtNwvtfVQ3GEFpzOmDEE-w", FrozenMap(brokers), FrozenMap(controllers or {}), leader, mv)
+    return dc.ClusterImage(cluster_id="QtNwvtfVQ3GEFpzOmDEE-w", brokers=FrozenMap(brokers), controllers=FrozenMap(controllers or {}), raft_leader_id=leader, metadata_version=mv)
 
 
 class Raised:
@@ -59,7 +59,7 @@ def expect_error(kind: type[BaseException]) -> Iterator[Raised]:
 # ---------------------------------------------------------------- J 122: CRM.testRetransmitRegistration
 
 def scenario_122_retransmit_registration() -> None:
-    state = cr.ManagerState(node_id=1, incarnation_id="incA", listeners=(Endpoint("CONTROLLER", "localhost", 9093),))
+    state = cr.ManagerState(node_id=1, incarnation_id="incA", listeners=(Endpoint(name="CONTROLLER", host="localhost", port=9093),))
     state, sent = cr.start(state)
     assert sent == ()  # MV still the minimum KRaft version: cannot register yet
     state, sent = cr.on_metadata_update(state, 15, False, None)  # learns 3.7-IV0
@@ -88,7 +88,7 @@ def scenario_124_unknown_endpoint_type() -> None:
 
 
 def scenario_125_unexpected_endpoint_type() -> None:
-    img = image({}, {3000: cr.ControllerRegistration(3000, "c", listeners=(Endpoint("CONTROLLER", "h", 1),))}, 3000)
+    img = image({}, {3000: cr.ControllerRegistration(controller_id=3000, incarnation_id="c", listeners=(Endpoint(name="CONTROLLER", host="h", port=1),))}, 3000)
     message = "The request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER"
     r1 = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(version=1, endpoint_type=1), "CONTROLLER")
     assert (r1.error, r1.error_message) == (Errors.MISMATCHED_ENDPOINT_TYPE, message)
@@ -127,7 +127,7 @@ def scenario_130_include_fenced_with_bootstrap_controller() -> None:
 
 def rule_list_endpoints_controller_columns() -> None:
     """CTT.testListEndpointsWithBootstrapController: no STATE column; RACK present as ``null``."""
-    img = image({}, {3000: cr.ControllerRegistration(3000, "c", listeners=(Endpoint("CONTROLLER", "localhost", 9093),))}, 3000)
+    img = image({}, {3000: cr.ControllerRegistration(controller_id=3000, incarnation_id="c", listeners=(Endpoint(name="CONTROLLER", host="localhost", port=9093),))}, 3000)
     response = dc.describe_cluster(img, dc.Receiver.CONTROLLER, ab.describe_cluster_request(ab.BootstrapMode.CONTROLLERS, 2, False), "CONTROLLER")
     out = ct.list_endpoints(response.nodes, list_controller_endpoints=True, include_fenced_brokers=False)
     widths = [10, 9, 10, 10, 15]
@@ -137,7 +137,7 @@ def rule_list_endpoints_controller_columns() -> None:
 
 def rule_list_endpoints_widths_and_order() -> None:
     """Widths: longest host, longest non-null rack; no nodes → host 100, rack 10; rows ascending by id."""
-    nodes = (dc.DescribeClusterNode(7, "a-very-long-hostname", 1, "rack-12345678901"), dc.DescribeClusterNode(2, "h", 2, None))
+    nodes = (dc.DescribeClusterNode(node_id=7, host="a-very-long-hostname", port=1, rack="rack-12345678901"), dc.DescribeClusterNode(node_id=2, host="h", port=2, rack=None))
     lines = ct.list_endpoints(nodes, False, False).splitlines(keepends=True)
     widths = [10, 20, 10, 16, 10, 15]
     assert lines[0] == java_row(["ID", "HOST", "PORT", "RACK", "STATE", "ENDPOINT_TYPE"], widths)
@@ -203,7 +203,7 @@ def rule_serializer_refuses_missing_fields() -> None:
 # ---------------------------------------------------------------- §4.1 controller side, §4.2
 
 def rule_register_controller() -> None:
-    request = cr.ControllerRegistrationRequest(3000, "incA", listeners=(Endpoint("CONTROLLER", "h", 9093),))
+    request = cr.ControllerRegistrationRequest(controller_id=3000, incarnation_id="incA", listeners=(Endpoint(name="CONTROLLER", host="h", port=9093),))
     response, records = cr.register_controller(request, mv=14, is_active=True)
     # the response carries the error code's own text (ControllerRegistrationRequest.getErrorResponse), not the
     # exception's "The current MetadataVersion is too old to support controller registrations."
@@ -213,18 +213,18 @@ def rule_register_controller() -> None:
     assert cr.register_controller(request, mv=15, is_active=True, authorized=False)[0].error == Errors.CLUSTER_AUTHORIZATION_FAILED
     response, records = cr.register_controller(request, mv=15, is_active=True)
     assert response.error == Errors.NONE
-    assert records == (RegisterControllerRecord(3000, "incA", False, request.listeners, (), 0),)
+    assert records == (RegisterControllerRecord(controller_id=3000, incarnation_id="incA", zk_migration_ready=False, end_points=request.listeners, features=(), version=0),)
     controllers = cr.replay_register_controller(FrozenMap(), records[0])
-    newer = cr.replay_register_controller(controllers, RegisterControllerRecord(3000, "incB"))
+    newer = cr.replay_register_controller(controllers, RegisterControllerRecord(controller_id=3000, incarnation_id="incB"))
     assert newer[3000].incarnation_id == "incB" and len(newer) == 1
 
 
 def rule_stale_incarnation_triggers_reregistration() -> None:
     """registeredInLog only when the log's registration carries the running incarnation (§4.1)."""
     state = cr.ManagerState(node_id=1, incarnation_id="incB", metadata_version=15, channel_started=True)
-    state, sent = cr.on_metadata_update(state, None, True, cr.ControllerRegistration(1, "incB"))
+    state, sent = cr.on_metadata_update(state, None, True, cr.ControllerRegistration(controller_id=1, incarnation_id="incB"))
     assert state.registered and sent == ()
-    state, sent = cr.on_metadata_update(state, None, True, cr.ControllerRegistration(1, "incA"))
+    state, sent = cr.on_metadata_update(state, None, True, cr.ControllerRegistration(controller_id=1, incarnation_id="incA"))
     assert not state.registered and len(sent) == 1 and sent[0].incarnation_id == "incB"
 
 
@@ -236,26 +236,26 @@ def rule_backoff_bounds() -> None:
 
 def rule_appendix_b12_describe_cluster_nodes() -> None:
     img = image({1: broker(1, True), 2: broker(2, False), 3: broker(3, False), 4: broker(4, True)},
-                {3000: cr.ControllerRegistration(3000, "c0", listeners=(Endpoint("CONTROLLER", "h0", 1),)),
-                 3001: cr.ControllerRegistration(3001, "c1", listeners=(Endpoint("CONTROLLER", "h1", 2),))}, leader=3002)
-    picks = {dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2), "PLAINTEXT", chooser=i).controller_id for i in range(4)}
+                {3000: cr.ControllerRegistration(controller_id=3000, incarnation_id="c0", listeners=(Endpoint(name="CONTROLLER", host="h0", port=1),)),
+                 3001: cr.ControllerRegistration(controller_id=3001, incarnation_id="c1", listeners=(Endpoint(name="CONTROLLER", host="h1", port=2),))}, leader=3002)
+    picks = {dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(version=2), "PLAINTEXT", chooser=i).controller_id for i in range(4)}
     assert picks == {2, 3}  # a random *unfenced* broker
-    v1 = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(1), "PLAINTEXT")
+    v1 = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(version=1), "PLAINTEXT")
     assert [n.node_id for n in v1.nodes] == [2, 3]
-    v2 = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2, include_fenced_brokers=True), "PLAINTEXT")
+    v2 = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(version=2, include_fenced_brokers=True), "PLAINTEXT")
     assert [(n.node_id, n.is_fenced) for n in v2.nodes] == [(1, True), (2, False), (3, False), (4, True)]
-    ctl = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(2, endpoint_type=2), "CONTROLLER")
+    ctl = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(version=2, endpoint_type=2), "CONTROLLER")
     assert [n.node_id for n in ctl.nodes] == [3000, 3001] and ctl.controller_id == -1  # leader 3002 not listed
     assert all(n.rack is None and not n.is_fenced for n in ctl.nodes) and ctl.endpoint_type == 2
-    old = dc.describe_cluster(image({}, mv=14), dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(2, endpoint_type=2), "CONTROLLER")
+    old = dc.describe_cluster(image({}, mv=14), dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(version=2, endpoint_type=2), "CONTROLLER")
     assert old.error == Errors.UNSUPPORTED_VERSION
-    denied = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(2, endpoint_type=2), "CONTROLLER",
+    denied = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(version=2, endpoint_type=2), "CONTROLLER",
                                  dc.Authorization(alter_cluster=False))
     assert denied.error == Errors.CLUSTER_AUTHORIZATION_FAILED
-    ops = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2, include_cluster_authorized_operations=True),
+    ops = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(version=2, include_cluster_authorized_operations=True),
                               "PLAINTEXT", dc.Authorization(describe_cluster=False, authorized_operations=1234))
     assert ops.cluster_authorized_operations == 0
-    assert dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2), "PLAINTEXT").cluster_authorized_operations == -(2**31)
+    assert dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(version=2), "PLAINTEXT").cluster_authorized_operations == -(2**31)
 
 
 # ---------------------------------------------------------------- rules Kafka itself showed (tests/test_kafka_controller.py)
@@ -264,15 +264,15 @@ def rule_kafka_4x_registration() -> None:
     """Kafka 4.3 ``ClusterControlManager.registerController`` writes ZkMigrationReady false whatever the request
     says (3.9 copied it); responses carry the error code's own text, success ``""``; a registration's endpoints
     and features are maps keyed by name (``ControllerRegistration.Builder``: the last of a name, any order)."""
-    listeners = (Endpoint("PLAINTEXT", "h", 1), Endpoint("CONTROLLER", "h", 2), Endpoint("PLAINTEXT", "h", 3))
-    request = cr.ControllerRegistrationRequest(3000, "incA", zk_migration_ready=True, listeners=listeners)
+    listeners = (Endpoint(name="PLAINTEXT", host="h", port=1), Endpoint(name="CONTROLLER", host="h", port=2), Endpoint(name="PLAINTEXT", host="h", port=3))
+    request = cr.ControllerRegistrationRequest(controller_id=3000, incarnation_id="incA", zk_migration_ready=True, listeners=listeners)
     response, records = cr.register_controller(request, mv=30, is_active=True)
     assert (response.error, response.message) == (Errors.NONE, "") and records[0].zk_migration_ready is False
     assert cr.register_controller(request, mv=30, is_active=True, behaviour=cr.KAFKA_3_9)[1][0].zk_migration_ready
     assert cr.register_controller(request, mv=30, is_active=False)[0].message == "This is not the correct controller for this cluster."
     assert cr.register_controller(request, mv=30, is_active=True, authorized=False)[0].message == "Cluster authorization failed."
     registered = cr.replay_register_controller(FrozenMap(), records[0])[3000]
-    assert registered.listeners == (Endpoint("CONTROLLER", "h", 2), Endpoint("PLAINTEXT", "h", 3))
+    assert registered.listeners == (Endpoint(name="CONTROLLER", host="h", port=2), Endpoint(name="PLAINTEXT", host="h", port=3))
 
 
 def rule_due_resend_fires_before_the_response() -> None:
@@ -290,14 +290,14 @@ def rule_describe_cluster_as_kafka_answers() -> None:
     """Kafka lists nodes in its image's HashMap order (stated as ``order``), reports only the CLUSTER resource's
     operations, and a controller's ALTER denial names the request."""
     img = image({1: broker(1, False), 2: broker(2, False)},
-                {c: cr.ControllerRegistration(c, "c", listeners=(Endpoint("CONTROLLER", "h", c),)) for c in (1, 3000, 3001)})
-    ctl = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(1, endpoint_type=2), "CONTROLLER",
+                {c: cr.ControllerRegistration(controller_id=c, incarnation_id="c", listeners=(Endpoint(name="CONTROLLER", host="h", port=c),)) for c in (1, 3000, 3001)})
+    ctl = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(version=1, endpoint_type=2), "CONTROLLER",
                               order=(3000, 3001, 1))
     assert [n.node_id for n in ctl.nodes] == [3000, 3001, 1]
-    ops = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(2, include_cluster_authorized_operations=True),
+    ops = dc.describe_cluster(img, dc.Receiver.BROKER, dc.DescribeClusterRequest(version=2, include_cluster_authorized_operations=True),
                               "PLAINTEXT", dc.Authorization(authorized_operations=0xFFFF))
     assert ops.cluster_authorized_operations == 0x1FA0
-    denied = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(1, endpoint_type=2), "CONTROLLER",
+    denied = dc.describe_cluster(img, dc.Receiver.CONTROLLER, dc.DescribeClusterRequest(version=1, endpoint_type=2), "CONTROLLER",
                                  dc.Authorization(alter_cluster=False))
     assert denied.error_message == "Request <request> needs ALTER permission."
 

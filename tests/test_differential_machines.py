@@ -15,8 +15,8 @@ from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from kraftspec import oracle
 from kraftspec.differential_raft import ACTIONS as RAFT_ACTIONS
-from kraftspec.traces.format import components, step_from_json
-from kraftspec.traces.replay import REPLAYERS
+from kraftspec.traces.format.envelope import components, step_from_json
+from kraftspec.traces.replay.verdict import REPLAYERS
 
 SETTINGS = settings(max_examples=15, stateful_step_count=12, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))

@@ -18,7 +18,7 @@ from hypothesis import given, strategies as st
 import kraftspec.reference
 from kraftspec import accelerate
 from kraftspec.reference.frozen import FrozenMap, PersistentMap, evolve, persistent
-from kraftspec.traces.values import to_json
+from kraftspec.traces.format.values import to_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,9 +130,9 @@ REPLAY_DIGEST = """
 import hashlib, sys
 from pathlib import Path
 from kraftspec import traces
-from kraftspec.traces import jsonl
-from kraftspec.traces.format import Trace
-from kraftspec.traces.replay import REPLAYERS
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.replay.verdict import REPLAYERS
 digest = hashlib.sha256()
 for component in ("broker", "partition", "controller", "raft"):
     path = Path(traces.__file__).parent / "tla" / f"{component}.jsonl.gz"

@@ -11,15 +11,15 @@ from typing import Callable
 
 import pytest
 
-from kraftspec.traces import parquet
-from kraftspec.traces import raft_simulate
-from kraftspec.traces.format import Trace, trace_from_json
-from kraftspec.traces.jsonl import dumps, write_jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.recording import raft_simulate
+from kraftspec.traces.format.envelope import Trace, trace_from_json
+from kraftspec.traces.format.jsonl import dumps, write_jsonl
 from kraftspec.traces.metalog.corpus import data_dirs
 from kraftspec.traces.metalog.plant import copy_tree
-from kraftspec.traces.simulate import generate_sim
+from kraftspec.traces.recording.broker_simulate import generate_sim
 
-TLA = Path(parquet.__file__).parent / "tla"
+TLA = Path(parquet.__file__).parents[1] / "tla"
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,4 @@
-"""Issue 21: a short run of the readers' fuzzing engine (``kraftspec.traces.fuzz``; the long run is
+"""Issue 21: a short run of the readers' fuzzing engine (``kraftspec.traces.format.fuzz``; the long run is
 ``benchmarks/fuzz_readers.py``), Hypothesis driving the same structure-aware mutations, and the audit image's
 indexes against the scans they replace."""
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kraftspec.reference.partition import PartitionRegistration
-from kraftspec.traces import fuzz
+from kraftspec.traces.format import fuzz
 from kraftspec.traces.metalog.image import PartitionTable, TopicTable
 
 SEED = 2021

@@ -17,19 +17,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kraftspec.traces import parquet
-from kraftspec.traces.check import check_command
-from kraftspec.traces.jsonl import dumps, read_jsonl
-from kraftspec.traces.limits import MAX_JSON_DEPTH, LimitError, escape_controls, loads
+from kraftspec.traces.format import parquet
+from kraftspec.traces.replay.check import check_command
+from kraftspec.traces.format.jsonl import dumps, read_jsonl
+from kraftspec.traces.format.limits import MAX_JSON_DEPTH, LimitError, escape_controls, loads
 from kraftspec.traces.metalog.audit import audit_paths
 from kraftspec.traces.metalog.corpus import data_dirs
 from kraftspec.traces.metalog.errors import LogFormatError
 from kraftspec.traces.metalog.files import read_leader_epoch_checkpoint, read_meta_properties, read_quorum_state
 from kraftspec.traces.metalog.schema import encode_metadata_value
 from kraftspec.traces.metalog.segments import Record, encode_batch, read_batches
-from kraftspec.traces.simulate import generate_sim
-from kraftspec.traces.values import TraceError
-from kraftspec.traces.vectors import vectors_command
+from kraftspec.traces.recording.broker_simulate import generate_sim
+from kraftspec.traces.format.values import TraceError
+from kraftspec.traces.replay.vectors import vectors_command
 
 DEEP = "[" * 1000 + "]" * 1000
 HUGE = "1" * 5000
@@ -262,8 +262,8 @@ def test_records_before_a_bad_one_are_yielded_first(tmp_path: Path) -> None:
 # ---- traces: a raft post-state with a renamed field ---------------------------------------------------------
 
 def test_a_raft_post_state_with_a_renamed_field_is_refused_with_its_path_not_a_key_error(tmp_path: Path) -> None:
-    from kraftspec.traces import raft_simulate
-    from kraftspec.traces.format import trace_from_json
+    from kraftspec.traces.recording import raft_simulate
+    from kraftspec.traces.format.envelope import trace_from_json
 
     obj = json.loads(dumps(raft_simulate.simulate_one(0, 0, 10)))
     post = obj["steps"][0]["post"]
@@ -280,9 +280,9 @@ def test_a_raft_post_state_with_a_renamed_field_is_refused_with_its_path_not_a_k
 @pytest.fixture(scope="module")
 def vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("vectors")
-    source = Path(parquet.__file__).parent / "tla" / "broker.jsonl.gz"
+    source = Path(parquet.__file__).parents[1] / "tla" / "broker.jsonl.gz"
     traces = [(str(source), line, t) for line, t in read_jsonl(source)][:1]
-    from kraftspec.traces.vectors import export
+    from kraftspec.traces.replay.vectors import export
     export(folder, traces)
     return folder
 
@@ -332,7 +332,7 @@ def test_the_depth_limit_is_what_the_documentation_states() -> None:
 # ---- validate prints the unreadable rows, not only their count -----------------------------------------------
 
 def test_validate_prints_each_unreadable_row_with_its_reason(tmp_path: Path) -> None:
-    from kraftspec.traces.validate import validate_command
+    from kraftspec.traces.engines.validate import validate_command
 
     rows = parquet_rows(3)
     rows[1]["meta"] = DEEP

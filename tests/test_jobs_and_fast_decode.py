@@ -13,11 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from kraftspec import traces
-from kraftspec.traces import fastdecode, jsonl, parquet
-from kraftspec.traces.check import EXIT_ERROR, check_command
-from kraftspec.traces.format import Trace
-from kraftspec.traces.validate import validate_command
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.format import fastdecode
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.replay.check import EXIT_ERROR, check_command
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.engines.validate import validate_command
+from kraftspec.traces.format.values import TraceError
 
 TLA = Path(traces.__file__).parent / "tla"
 GOOD = ('{"format":"1.0","component":"broker","initial":{"standard":"broker/running-cluster"},"steps":['

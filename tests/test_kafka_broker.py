@@ -29,7 +29,7 @@ from kraftspec.harness.conform import conform_files, judge, kafka_trace
 from kraftspec.harness.jvm import DEFAULT_VERSION, shared
 from kraftspec.models.broker_mutants import MUTANTS
 from kraftspec.models.broker_strategies import CLUSTER_ID, directory_of
-from kraftspec.traces.jsonl import read_jsonl
+from kraftspec.traces.format.jsonl import read_jsonl
 
 TLA_TRACES = Path(traces_package.__file__).parent / "tla" / "broker.jsonl.gz"
 RUNNING = {"standard": "broker/running-cluster"}

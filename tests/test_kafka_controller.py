@@ -35,8 +35,8 @@ from kraftspec.harness.conform import conform_files, conform_trace, judge, kafka
 from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, shared
 from kraftspec.models.controller_mutants import MUTANTS
 from kraftspec.models.determinism import without_local_constants
-from kraftspec.traces.format import trace_from_json, trace_to_json
-from kraftspec.traces.jsonl import read_jsonl
+from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
+from kraftspec.traces.format.jsonl import read_jsonl
 
 TLA_TRACES = Path(traces_package.__file__).parent / "tla" / "controller.jsonl.gz"
 NEW_PROCESS = {"standard": "controller/new-process"}

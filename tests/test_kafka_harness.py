@@ -87,7 +87,7 @@ def test_a_harness_that_changes_what_it_feeds_kafka_is_caught(monkeypatch: pytes
 
     from kraftspec import traces as traces_package
     from kraftspec.harness import conform
-    from kraftspec.traces.jsonl import read_jsonl
+    from kraftspec.traces.format.jsonl import read_jsonl
 
     honest = hooks("broker")
 

@@ -26,7 +26,7 @@ from kraftspec.harness.jvm import DEFAULT_VERSION, shared
 from kraftspec.models.partition_mutants import MUTANTS
 from kraftspec.oracle import DivergenceError, read
 from kraftspec.reference.partition_rules import PARTITION_BEHAVIOURS
-from kraftspec.traces.format import trace_from_json, trace_to_json
+from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
 
 BUNDLED = Path(__file__).resolve().parents[1] / "traces" / "tla" / "partition.jsonl.gz"
 SEED = 20261126

@@ -20,14 +20,15 @@ import pytest
 
 from kraftspec import mutants
 from kraftspec.harness import conform
+from kraftspec.harness import raft as raft_hooks
 from kraftspec.harness.jvm import DEFAULT_VERSION, shared
 from kraftspec.reference import raft
 from kraftspec.reference.raft_messages import InvalidResignError, Resign, Tick
-from kraftspec.traces.check import describe
-from kraftspec.traces.format import trace_from_json, trace_to_json
-from kraftspec.traces.raft_simulate import simulate_one
-from kraftspec.traces.raft_trace import elected_leader, explicit_state
-from kraftspec.traces.replay import replay
+from kraftspec.traces.replay.check import describe
+from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
+from kraftspec.traces.recording.raft_simulate import simulate_one
+from kraftspec.traces.format.raft import elected_leader, explicit_state
+from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(conform.__file__).parents[1] / "traces" / "tla" / "raft.jsonl.gz"
 LEADER_CHANGE = {"type": "LeaderChangeMessage", "leader_id": 1, "voters": [1, 2, 3], "granting_voters": [1, 2],
@@ -70,9 +71,9 @@ def bundled(every: int) -> Iterator[dict[str, Any]]:
 
 
 def test_bundled_tla_traces_agree_with_kafka() -> None:
-    """Every 4th bundled raft trace (635 of 2,538): Kafka's client does what the reference says, step by step."""
+    """Every 4th bundled raft trace (637 of 2,548): Kafka's client does what the reference says, step by step."""
     outcomes = [conformed(obj) for obj in bundled(4)]
-    assert len(outcomes) == 635
+    assert len(outcomes) == 637
     disagree = [o for o in outcomes if o.outcome != "agree"]
     assert not disagree, [(o.trace_id, o.inexpressible or describe(o.kafka)) for o in disagree[:3]]
 
@@ -86,8 +87,8 @@ def test_simulated_traces_agree_with_kafka() -> None:
 
 def test_the_standard_states_start_as_the_reference_starts_them() -> None:
     """Kafka's client opened on each standard state reports the reference's post-state (nothing happens at time 0)."""
-    from kraftspec.traces.raft_replay import observe
-    from kraftspec.traces.raft_trace import STANDARD_STATES
+    from kraftspec.traces.replay.raft import observe
+    from kraftspec.traces.format.raft import STANDARD_STATES
 
     for name, build in STANDARD_STATES.items():
         steps = kafka_steps(raft_trace({"standard": name}, {"input": {"action": "advance_clock", "now": 0}}))
@@ -128,7 +129,7 @@ def test_resign_takes_effect_at_the_next_poll_and_is_refused_by_a_non_leader() -
     refused = conformed(raft_trace({"standard": "raft/follower"}, {"input": {"action": "resign", "epoch": 1}}))
     assert refused.outcome == "agree" and not refused.recorded.conformant  # both refuse the input
     with pytest.raises(InvalidResignError):
-        raft.step(explicit_state({"local_id": 2, "quorum_state": {"epoch": 1, "leader_id": 1}}), Resign(1), 0)
+        raft.step(explicit_state({"local_id": 2, "quorum_state": {"epoch": 1, "leader_id": 1}}), Resign(epoch=1), 0)
 
 
 def test_a_resigned_leader_sends_end_quorum_epoch_before_its_election_timeout_moves_it_on() -> None:
@@ -331,6 +332,92 @@ def test_a_voter_tells_each_new_leader_its_endpoints_after_a_fetch_timeout() -> 
 
 # ------------------------------------------------------------------------------------------------
 # The comparison can fail
+
+
+def test_a_response_states_the_request_it_answers() -> None:
+    """Trace 269 of seed 18: the vote answers (steps 26, 27) name node 1's pre-vote requests of step 21, requests
+    name nothing, and a response whose id the trace never sent keeps its id alone."""
+    steps = trace_to_json(simulate_one(18, 269, 40))["steps"]
+    inputs = raft_hooks.kafka_inputs(steps)
+    assert [(inputs[i]["answers"]["input"], inputs[i]["answers"]["request"]["destination"],
+             inputs[i]["answers"]["request"]["correlation_id"]) for i in (26, 27)] == [(21, 2, 8), (21, 3, 9)]
+    assert not any("answers" in i for i in inputs if i["action"].endswith("_request"))
+    stray = copy.deepcopy(steps[:27])
+    stray[26]["input"]["message"]["correlation_id"] = 99
+    assert "answers" not in raft_hooks.kafka_inputs(stray)[26]
+
+
+def test_a_response_reaches_kafka_under_the_id_kafka_gave_the_request_it_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trace 269 of seed 18: node 1's pre-votes (step 21) go to voters 2, 3 in the recording and to 3, 2 in Kafka
+    (``EpochElection.unrecordedVoters`` is a hash set), so the recorded ids 8 and 9 name the other voter's request in
+    Kafka's run. A network hands an answer over under the id of the request it answers
+    (``RequestManager.isResponseExpected`` matches it): Kafka's trace restates the two ids and Kafka agrees.
+
+    Fed the recorded ids as they are, Kafka drops both vote answers, stays Prospective and numbers its later requests
+    one lower, so a Fetch answer sent from offset 0 reaches it as the answer to its Fetch from offset 2; the harness
+    stamps records from Kafka's log end, MockLog appends epochs 1, 2 behind its epoch 2 (the production log,
+    ``UnifiedLog.append``, refuses a first offset below its end), and the reference refuses the input."""
+    trace = simulate_one(18, 269, 40)
+    result = conformed(trace)
+    assert result.recorded.conformant and result.outcome == "agree", describe(result.kafka)
+    steps = trace_to_json(result.kafka_trace)["steps"]
+    assert steps[21]["input"]["order"] == [3, 2]
+    assert [steps[i]["input"]["message"]["correlation_id"] for i in (26, 27)] == [9, 8]
+    monkeypatch.delattr(raft_hooks, "kafka_inputs")
+    fed_as_recorded = conformed(trace)
+    assert fed_as_recorded.outcome == "DISAGREE" and "below the latest epoch" in describe(fed_as_recorded.kafka)
+
+
+@pytest.mark.parametrize("index", [269, 9874])
+def test_answers_to_a_round_kafka_sent_in_another_order_agree(index: int) -> None:
+    """Traces 269 and 9874 of seed 18 (the two conformant traces of 10,000 that Kafka disagreed with when the
+    recorded ids were fed as they are): every answer comes under the id of a request Kafka sent, some under
+    another id than recorded, and Kafka agrees."""
+    trace = simulate_one(18, index, 40)
+    result = conformed(trace)
+    assert result.recorded.conformant and result.outcome == "agree", describe(result.kafka)
+    recorded = trace_to_json(trace)["steps"]
+    fed = trace_to_json(result.kafka_trace)["steps"]
+    ids = [(r["input"]["message"].get("correlation_id"), f["input"]["message"].get("correlation_id"))
+           for r, f in zip(recorded, fed) if r["input"]["action"].endswith("_response")]
+    assert any(a != b for a, b in ids) and all(b != raft_hooks.NO_REQUEST for _, b in ids)
+
+
+def test_a_response_to_a_request_kafka_never_sent_answers_nothing() -> None:
+    """Trace 3949 of seed 18 under ``raft_bootstrap_first_server``: the recorded node's first Fetch goes to voter
+    1, Kafka's to voter 3 (the drawn bootstrap index), so Kafka sent no request that some later answers answer:
+    those reach it under an id it never gave (``NO_REQUEST``) and both sides drop them; the recording is flagged."""
+    with mutants.get("raft_bootstrap_first_server").applied():
+        trace = simulate_one(18, 3949, 40)
+    result = conformed(trace)
+    assert not result.recorded.conformant
+    assert result.outcome == "agree", describe(result.kafka)
+    ids = [s["input"]["message"]["correlation_id"] for s in trace_to_json(result.kafka_trace)["steps"]
+           if s["input"]["action"].endswith("_response")]
+    assert raft_hooks.NO_REQUEST in ids
+
+
+def test_a_response_kafka_refuses_is_stated_under_the_id_it_came_under(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An observer's Fetch answered with no error and no leader: Kafka (``followerStateOrThrow`` in
+    ``handleFetchResponse``) and the reference both refuse it. The trace records that Fetch under id 7 where Kafka
+    sent it under 1: the answer reaches Kafka under 1, and the refused step states 1 (stated under 7, the reference
+    would drop the answer that Kafka refused)."""
+    tick = {"input": {"action": "tick", "now": 10, "bootstrap": 0}}
+    (first,) = kafka_steps(raft_trace({"standard": "raft/fresh-observer"}, tick))
+    (fetch,) = first["output"]["response"]["sends"]
+    assert fetch["type"] == "FetchRequest" and fetch["correlation_id"] == 1
+    recorded = {**tick, "output": {"response": {"sends": [{**fetch, "correlation_id": 7}]}}}
+    answer = {"input": {"action": "fetch_response", "now": 10, "message": {
+        "source": fetch["destination"], "leader_epoch": 0, "leader_id": -1, "correlation_id": 7}}}
+    result = conformed(raft_trace({"standard": "raft/fresh-observer"}, recorded, answer))
+    assert result.outcome == "agree", describe(result.kafka)
+    steps = trace_to_json(result.kafka_trace)["steps"]
+    assert len(steps) == 2 and steps[1]["input"]["message"]["correlation_id"] == 1
+    assert steps[1].get("output") is None and steps[1].get("post") is None
+    monkeypatch.delattr(raft_hooks, "refused_input")
+    stated_as_recorded = conformed(raft_trace({"standard": "raft/fresh-observer"}, recorded, answer))
+    assert stated_as_recorded.outcome == "DISAGREE" and "refused by Kafka" in describe(stated_as_recorded.kafka)
 
 
 def test_a_reference_mutant_disagrees_with_kafka() -> None:

@@ -11,11 +11,13 @@ from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from kraftspec import oracle, traces
-from kraftspec.traces import broker_replay, jsonl, parquet
-from kraftspec.traces.broker_trace import BROKER
-from kraftspec.traces.format import Step, Trace, trace_to_json
-from kraftspec.traces.replay import replay_steps, step_diffs
-from kraftspec.traces.simulate import generate_sim
+from kraftspec.traces.replay import broker as broker_replay
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.format.broker import BROKER
+from kraftspec.traces.format.envelope import Step, Trace, trace_to_json
+from kraftspec.traces.replay.verdict import replay_steps, step_diffs
+from kraftspec.traces.recording.broker_simulate import generate_sim
 from support_perturb import judged
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"

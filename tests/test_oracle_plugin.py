@@ -65,8 +65,8 @@ def test_divergent(oracle):
 
 
 def test_parquet_rows_are_items(pytester: pytest.Pytester) -> None:
-    from kraftspec.traces.parquet import write_parquet
-    from kraftspec.traces.simulate import generate_sim
+    from kraftspec.traces.format.parquet import write_parquet
+    from kraftspec.traces.recording.broker_simulate import generate_sim
 
     write_parquet(pytester.path / "sim.parquet", generate_sim(seed=4, traces=3, steps=8))
     result = pytester.runpytest("--kraft-traces", "sim.parquet", "-v", "-p", "no:cacheprovider")

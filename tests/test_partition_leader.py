@@ -94,7 +94,7 @@ def test_isr_shrink_after_lag_time() -> None:
     assert request is not None and request.new_isr_with_epochs == ((1, 101), (2, 102))
     assert (request.leader_epoch, request.partition_epoch) == (5, 7)
     assert shrunk.maximal_isr == (1, 2, 3) and maybe_shrink_isr(shrunk, LAG * 3) == (shrunk, None)
-    result = AlterPartitionPartitionResult(0, Errors.NONE, 1, 5, (1, 2), 0, 8)
+    result = AlterPartitionPartitionResult(partition_index=0, error_code=Errors.NONE, leader_id=1, leader_epoch=5, isr=(1, 2), leader_recovery_state=0, partition_epoch=8)
     committed, resend = handle_alter_partition_result(shrunk, result, LAG + 3)
     assert resend is None and committed.isr == (1, 2) and committed.partition_epoch == 8 and committed.pending is None
     assert committed.high_watermark == 15
@@ -124,14 +124,14 @@ def test_expansion_needs_leader_epoch_start_offset() -> None:
 def test_restarted_follower_rejoins_only_with_its_new_epoch() -> None:
     """KIP-903: the ISR expansion the leader sent with the old epoch is rejected after the restart."""
     regs = brokers([1, 2, 3])
-    topics = {T: TopicInfo("t", T)}
+    topics = {T: TopicInfo(name="t", topic_id=T)}
     parts = {(T, 0): PartitionRegistration(replicas=(1, 2, 3), isr=(1, 2), leader=1, leader_epoch=5, partition_epoch=7)}
     state = append(leader(isr=(1, 2), regs=regs), 10, 0)
     state, _ = fetch(state, 2, 10, 1)
     state, request = fetch(state, 3, 10, 2)
     assert request is not None
     restarted = regs.set(3, broker(3, epoch=300))
-    _, response, records = alter_partition(restarted, topics, parts, AlterPartitionRequest(1, 101, (AlterPartitionTopic(T, (request,)),)),
+    _, response, records = alter_partition(restarted, topics, parts, AlterPartitionRequest(broker_id=1, broker_epoch=101, topics=(AlterPartitionTopic(topic_id=T, partitions=(request,)),)),
                                            metadata_version=mv.LATEST_PRODUCTION, elr_enabled=False)
     result = response.topics[0].partitions[0]
     assert (result.error_code, records) == (Errors.INELIGIBLE_REPLICA, ())
@@ -144,8 +144,8 @@ def test_alter_partition_error_handling() -> None:
     state, _ = fetch(state, 2, 10, 1)
     pending, request = fetch(state, 3, 10, 2)
     for error in (Errors.FENCED_LEADER_EPOCH, Errors.INVALID_UPDATE_VERSION, Errors.NEW_LEADER_ELECTED):
-        assert handle_alter_partition_result(pending, AlterPartitionPartitionResult(0, error), 3) == (pending, None)
-    assert handle_alter_partition_result(pending, AlterPartitionPartitionResult(0, Errors.NOT_CONTROLLER), 3) == (pending, request)
-    assert handle_alter_partition_result(pending, AlterPartitionPartitionResult(0, Errors.OPERATION_NOT_ATTEMPTED), 3)[0].pending is None
-    stale = AlterPartitionPartitionResult(0, Errors.NONE, 1, 4, (1, 2, 3), 0, 8)
+        assert handle_alter_partition_result(pending, AlterPartitionPartitionResult(partition_index=0, error_code=error), 3) == (pending, None)
+    assert handle_alter_partition_result(pending, AlterPartitionPartitionResult(partition_index=0, error_code=Errors.NOT_CONTROLLER), 3) == (pending, request)
+    assert handle_alter_partition_result(pending, AlterPartitionPartitionResult(partition_index=0, error_code=Errors.OPERATION_NOT_ATTEMPTED), 3)[0].pending is None
+    stale = AlterPartitionPartitionResult(partition_index=0, error_code=Errors.NONE, leader_id=1, leader_epoch=4, isr=(1, 2, 3), leader_recovery_state=0, partition_epoch=8)
     assert handle_alter_partition_result(pending, stale, 3) == (pending, None)

@@ -24,7 +24,7 @@ from kraftspec.proofs import partition as proofs
 from kraftspec.prove import check_contract
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-from mutant_layers import agreement_difference, scenario_failures
+from mutant_layers import agreement_difference, mutant_cases, scenario_failures
 
 CONTRACTS = {
     "kraftspec.reference.partition_rules:is_acceptable_leader": (proofs.is_acceptable_leader,),
@@ -34,7 +34,7 @@ CONTRACTS = {
     "kraftspec.reference.partition_rules:isr_record_field": (proofs.isr_record_field,),
     "kraftspec.reference.partition_rules:is_isr_member_eligible": (proofs.is_isr_member_eligible,),
 }
-CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
+CASES = mutant_cases(MUTANTS)
 
 
 def model_failure() -> Optional[str]:
@@ -101,7 +101,7 @@ def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
     # The model layer's baseline is tests/test_partition_model.py (same machine, same settings).
 
 
-@pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
+@pytest.mark.parametrize("mutant,layer", CASES)
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
         caught = layer_result(layer, mutant.target)

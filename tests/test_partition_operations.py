@@ -24,7 +24,7 @@ from kraftspec.reference.records import NO_LEADER, ClearElrRecord, PartitionReco
 from support_partition import broker, broker_dir, brokers, topic_partitions
 
 T = "topic-id"
-FOO = TopicInfo("foo", T)
+FOO = TopicInfo(name="foo", topic_id=T)
 TOPICS = {T: FOO}
 LATEST = mv.LATEST_PRODUCTION
 
@@ -42,8 +42,8 @@ def test_reassignment_completes_through_alter_partition_with_new_leader_elected(
     assert error == Errors.NONE and len(records) == 1
     assert (p.replicas, p.removing_replicas, p.adding_replicas, p.isr, p.leader, p.leader_epoch) == (
         (4, 5, 2, 1, 3), (1, 3), (4, 5), (1, 2, 3), 1, 0)
-    request = AlterPartitionRequest(1, 101, (AlterPartitionTopic(T, (AlterPartitionPartition(
-        0, 0, tuple((b, 100 + b) for b in (1, 2, 3, 4, 5)), 1),)),))
+    request = AlterPartitionRequest(broker_id=1, broker_epoch=101, topics=(AlterPartitionTopic(topic_id=T, partitions=(AlterPartitionPartition(
+        partition_index=0, leader_epoch=0, new_isr_with_epochs=tuple((b, 100 + b) for b in (1, 2, 3, 4, 5)), partition_epoch=1),)),))
     parts, response, records = alter_partition(regs, TOPICS, parts, request, metadata_version=LATEST, elr_enabled=False)
     assert response.topics[0].partitions[0].error_code == Errors.NEW_LEADER_ELECTED
     p = parts[(T, 0)]
@@ -73,7 +73,7 @@ def test_unclean_revert_needs_unclean_election() -> None:
     parts = FrozenMap({(T, 0): PartitionRegistration(replicas=(4, 1), isr=(4,), adding_replicas=(4,), removing_replicas=(1,),
                                                      leader=4)})
     assert reassign(regs, parts, None)[1] == Errors.INVALID_REPLICA_ASSIGNMENT
-    unclean = {T: TopicInfo("foo", T, unclean_leader_election_enable=True)}
+    unclean = {T: TopicInfo(name="foo", topic_id=T, unclean_leader_election_enable=True)}
     parts2, error, records = reassign(regs, parts, None, topics=unclean)
     p = parts2[(T, 0)]
     # ISR := [first remaining replica] directly, so the election that follows is a clean one.
@@ -94,7 +94,7 @@ def test_create_partition() -> None:
 
 
 def test_unfenced_broker_counts_as_acceptable_and_unregister_keeps_elr() -> None:
-    topics = {T: TopicInfo("foo", T, min_insync_replicas=2)}
+    topics = {T: TopicInfo(name="foo", topic_id=T, min_insync_replicas=2)}
     regs = brokers([1, 2])
     parts = topic_partitions(FOO, [(1, 2)])
     for b in (2, 1):
@@ -120,8 +120,8 @@ def test_periodic_elections() -> None:
     assert [p.leader for _, p in sorted(parts.items())] == [2, 2]
     records, again = maybe_balance_partition_leaders(regs, TOPICS, parts, metadata_version=LATEST, elr_enabled=False)
     assert records == () and not again  # broker 1 is fenced and out of the ISR
-    expand = AlterPartitionRequest(2, 102, (AlterPartitionTopic(T, (AlterPartitionPartition(
-        0, 1, ((2, 102), (3, 103), (1, 101)), 1),)),))
+    expand = AlterPartitionRequest(broker_id=2, broker_epoch=102, topics=(AlterPartitionTopic(topic_id=T, partitions=(AlterPartitionPartition(
+        partition_index=0, leader_epoch=1, new_isr_with_epochs=((2, 102), (3, 103), (1, 101)), partition_epoch=1),)),))
     _, response, records = alter_partition(regs, TOPICS, parts, expand, metadata_version=LATEST, elr_enabled=False)
     assert (response.topics[0].partitions[0].error_code, records) == (Errors.INELIGIBLE_REPLICA, ())
     regs = regs.set(1, broker(1))
@@ -129,12 +129,12 @@ def test_periodic_elections() -> None:
     assert parts[(T, 0)].isr == (2, 3, 1)
     records, again = maybe_balance_partition_leaders(regs, TOPICS, parts, metadata_version=LATEST, elr_enabled=False)
     assert [(r.partition_id, r.leader) for r in records] == [(0, 1)] and not again
-    _, response, _ = elect_leaders(regs, TOPICS, parts, ElectLeadersRequest(PREFERRED_ELECTION, None), metadata_version=LATEST,
+    _, response, _ = elect_leaders(regs, TOPICS, parts, ElectLeadersRequest(election_type=PREFERRED_ELECTION, topic_partitions=None), metadata_version=LATEST,
                                    elr_enabled=False)
     assert [(r.partition_id, r.error_code) for r in response.replica_election_results[0].partition_results] == [(0, Errors.NONE)]
-    assert elect_leaders(regs, TOPICS, parts, ElectLeadersRequest(7, None), metadata_version=LATEST,
+    assert elect_leaders(regs, TOPICS, parts, ElectLeadersRequest(election_type=7, topic_partitions=None), metadata_version=LATEST,
                          elr_enabled=False)[1].error_code == Errors.INVALID_REQUEST
-    unclean_topics = {T: TopicInfo("foo", T, unclean_leader_election_enable=True)}
+    unclean_topics = {T: TopicInfo(name="foo", topic_id=T, unclean_leader_election_enable=True)}
     offline = FrozenMap({(T, 0): PartitionRegistration(replicas=(1, 2), isr=(1,), leader=NO_LEADER)})
     records, _ = maybe_elect_unclean_leaders(brokers([2], fenced=[1]), unclean_topics, offline, metadata_version=LATEST,
                                              elr_enabled=False)
@@ -145,7 +145,7 @@ def test_periodic_elections() -> None:
 
 def test_clear_elr_record_bumps_only_partitions_with_elr() -> None:
     """§2.7: a min.insync.replicas change clears ELR and lastKnownElr of the topic (empty name: all topics)."""
-    other = TopicInfo("bar", "bar-id")
+    other = TopicInfo(name="bar", topic_id="bar-id")
     topics = {T: FOO, "bar-id": other}
     parts = FrozenMap({
         (T, 0): PartitionRegistration(replicas=(1, 2), isr=(), elr=(1, 2), last_known_elr=(1,), leader=NO_LEADER,
@@ -153,8 +153,8 @@ def test_clear_elr_record_bumps_only_partitions_with_elr() -> None:
         (T, 1): PartitionRegistration(replicas=(1, 2), isr=(1, 2), leader=1, partition_epoch=5),
         ("bar-id", 0): PartitionRegistration(replicas=(1,), isr=(), elr=(1,), leader=NO_LEADER, partition_epoch=5),
     })
-    cleared = replay_clear_elr(parts, topics, ClearElrRecord("foo"))
+    cleared = replay_clear_elr(parts, topics, ClearElrRecord(topic_name="foo"))
     assert (cleared[(T, 0)].elr, cleared[(T, 0)].last_known_elr, cleared[(T, 0)].partition_epoch) == ((), (), 6)
     assert cleared[(T, 1)] == parts[(T, 1)] and cleared[("bar-id", 0)] == parts[("bar-id", 0)]
-    everything = replay_clear_elr(parts, topics, ClearElrRecord(""))
+    everything = replay_clear_elr(parts, topics, ClearElrRecord(topic_name=""))
     assert [everything[key].partition_epoch for key in parts] == [6, 5, 6]

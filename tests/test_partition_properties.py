@@ -51,7 +51,7 @@ def test_alter_partition_is_a_conditional_update(data, partition, brokers, level
     """§2.10: only the leader at both current epochs changes the partition, and the ISR keeps the leader."""
     request = data.draw(alter_partition_requests(T, partition))
     before = PersistentMap({(T, 0): partition})
-    after, response, records = alter_partition(brokers, {T: TopicInfo("t", T)}, before, request,
+    after, response, records = alter_partition(brokers, {T: TopicInfo(name="t", topic_id=T)}, before, request,
                                                 metadata_version=level, elr_enabled=False)
     (sent,) = request.topics[0].partitions
     current = (sent.leader_epoch, sent.partition_epoch) == (partition.leader_epoch, partition.partition_epoch)

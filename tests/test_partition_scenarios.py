@@ -233,7 +233,7 @@ def test_scenario_56_elr_remove_unclean_shutdown_replicas_from_elr() -> None:
 
 # --- E. AlterPartition, elections, ELR in ReplicationControlManager ------------------------------
 
-FOO = TopicInfo("foo", FOO_ID)
+FOO = TopicInfo(name="foo", topic_id=FOO_ID)
 
 
 def alter(brokers_, partitions, requester: int, isr, *, leader_epoch=0, partition_epoch=0, broker_epoch=None,
@@ -241,8 +241,8 @@ def alter(brokers_, partitions, requester: int, isr, *, leader_epoch=0, partitio
     request = AlterPartitionRequest(
         broker_id=requester,
         broker_epoch=100 + requester if broker_epoch is None else broker_epoch,
-        topics=(AlterPartitionTopic(topic_id, (AlterPartitionPartition(
-            0, leader_epoch, tuple(m if isinstance(m, tuple) else (m, 100 + m) for m in isr), partition_epoch, recovery),)),),
+        topics=(AlterPartitionTopic(topic_id=topic_id, partitions=(AlterPartitionPartition(
+            partition_index=0, leader_epoch=leader_epoch, new_isr_with_epochs=tuple(m if isinstance(m, tuple) else (m, 100 + m) for m in isr), partition_epoch=partition_epoch, leader_recovery_state=recovery),)),),
         version=version,
     )
     return alter_partition(brokers_, {FOO_ID: FOO}, partitions, request, metadata_version=metadata_version,
@@ -261,10 +261,10 @@ def test_scenario_58_shrink_and_expand_isr() -> None:
     parts = topic_partitions(FOO, [(0, 1, 2)])
     parts, response, records = alter(regs, parts, 0, (0, 1))
     assert records == (change(isr=(0, 1)),)
-    assert only_result(response) == AlterPartitionPartitionResult(0, Errors.NONE, 0, 0, (0, 1), 0, 1)
+    assert only_result(response) == AlterPartitionPartitionResult(partition_index=0, error_code=Errors.NONE, leader_id=0, leader_epoch=0, isr=(0, 1), leader_recovery_state=0, partition_epoch=1)
     parts, response, records = alter(regs, parts, 0, (0, 1, 2), partition_epoch=1)
     assert records == (change(isr=(0, 1, 2)),)
-    assert only_result(response) == AlterPartitionPartitionResult(0, Errors.NONE, 0, 0, (0, 1, 2), 0, 2)
+    assert only_result(response) == AlterPartitionPartitionResult(partition_index=0, error_code=Errors.NONE, leader_id=0, leader_epoch=0, isr=(0, 1, 2), leader_recovery_state=0, partition_epoch=2)
     assert parts[(FOO_ID, 0)].isr == (0, 1, 2)
 
 
@@ -332,7 +332,7 @@ def test_scenario_64_elect_unclean_leaders_without_elr() -> None:
     for b in (2, 3, 1):
         regs, parts, _ = fence(regs, topics, parts, b, metadata_version=level)
     assert [(p.leader, p.isr) for _, p in sorted(parts.items())] == [(NO_LEADER, (1,)), (4, (4,)), (0, (0,))]
-    request = ElectLeadersRequest(UNCLEAN_ELECTION, (("foo", (0, 1, 2)),))
+    request = ElectLeadersRequest(election_type=UNCLEAN_ELECTION, topic_partitions=(("foo", (0, 1, 2)),))
     after, response, records = elect_leaders(regs, topics, parts, request, metadata_version=level, elr_enabled=False)
     assert [r.error_code for r in response.replica_election_results[0].partition_results] == [
         Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE, Errors.ELECTION_NOT_NEEDED, Errors.ELECTION_NOT_NEEDED]
@@ -347,7 +347,7 @@ def test_scenario_64_elect_unclean_leaders_without_elr() -> None:
 
 
 def test_scenario_65_elr_shrink_to_empty_isr() -> None:
-    topics = {FOO_ID: TopicInfo("foo", FOO_ID, min_insync_replicas=3)}
+    topics = {FOO_ID: TopicInfo(name="foo", topic_id=FOO_ID, min_insync_replicas=3)}
     regs = brokers([0, 1, 2])
     parts = topic_partitions(FOO, [(0, 1, 2)])
     for b in (1, 2):
@@ -392,7 +392,7 @@ def test_scenario_29_fence_multiple_brokers() -> None:
 
 def test_scenario_31_unclean_shutdown_with_elr() -> None:
     level = mv.MV_4_0_IV1
-    topics = {FOO_ID: TopicInfo("foo", FOO_ID, min_insync_replicas=2)}
+    topics = {FOO_ID: TopicInfo(name="foo", topic_id=FOO_ID, min_insync_replicas=2)}
     regs = brokers([0, 1, 2])
     parts = topic_partitions(FOO, [(0, 1, 2)])
     for b in (1, 2, 0):

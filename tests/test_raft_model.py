@@ -65,8 +65,8 @@ ENDPOINTS = FrozenMap({v: (f"h{v}",) for v in VOTERS})
 
 
 @settings(max_examples=200)
-@given(logs(), st.sampled_from([ElectionState(3), ElectionState(3, 1), ElectionState(3, -1, ReplicaKey(2)),
-                                ElectionState(3, 0)]),
+@given(logs(), st.sampled_from([ElectionState(epoch=3), ElectionState(epoch=3, leader_id=1), ElectionState(epoch=3, leader_id=-1, voted_key=ReplicaKey(id=2)),
+                                ElectionState(epoch=3, leader_id=0)]),
        st.lists(st.one_of(vote_requests(), fetch_requests()), max_size=5))
 def test_requests_never_break_a_node(log: raft_log.RaftLog, stored: ElectionState, requests: list) -> None:
     """Any sequence of (valid or invalid) requests gets exactly one response each and keeps epochs monotonic."""

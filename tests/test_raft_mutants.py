@@ -12,9 +12,9 @@ import pytest
 import test_raft_scenarios
 from kraftspec.models.raft import RaftQuorumModel
 from kraftspec.models.raft_mutants import MUTANTS
-from mutant_layers import layer_result
+from mutant_layers import layer_result, mutant_cases
 
-CASES = [(m, layer) for m in MUTANTS for layer in m.caught_by]
+CASES = mutant_cases(MUTANTS)
 MODEL_STEPS = 150  # an election, a second epoch and a vote on unequal logs: the shorter-log vote needs long runs
 
 
@@ -29,7 +29,7 @@ def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
         assert layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel, model_steps=MODEL_STEPS) is None, layer
 
 
-@pytest.mark.parametrize("mutant,layer", CASES, ids=[f"{m.name}-{layer}" for m, layer in CASES])
+@pytest.mark.parametrize("mutant,layer", CASES)
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
         caught = layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel, model_steps=MODEL_STEPS)

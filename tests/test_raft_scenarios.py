@@ -73,24 +73,24 @@ def respond(node: raft.RaftNode, destination: int, response: object, now: int) -
 def follower(voters: tuple[int, ...], epoch: int, leader: int, log: raft_log.RaftLog = raft_log.RaftLog(),
              local: int = LOCAL) -> raft.RaftNode:
     """A node that restarted as Follower of ``leader`` in ``epoch`` (quorum-state file names that leader)."""
-    return make_node(voters, local, log, ElectionState(epoch, leader))
+    return make_node(voters, local, log, ElectionState(epoch=epoch, leader_id=leader))
 
 
 def leader(voters: tuple[int, ...], epoch: int, log: raft_log.RaftLog = raft_log.RaftLog(), now: int = 0,
            local: int = LOCAL) -> raft.RaftNode:
     """Elect ``local`` in ``epoch`` (restart as Candidate of epoch-1+1 via the file, then every voter grants)."""
-    node = make_node(voters, local, log, ElectionState(epoch, -1, ReplicaKey(local)), now)
+    node = make_node(voters, local, log, ElectionState(epoch=epoch, leader_id=-1, voted_key=ReplicaKey(id=local)), now)
     assert isinstance(node.state, Candidate) and node.state.epoch == epoch
     node, _ = raft.step(node, Tick(), now)
     for voter in voters:
         if voter != local and isinstance(node.state, Candidate):
-            node, _ = respond(node, voter, VoteResponse(voter, leader_epoch=epoch, vote_granted=True), now)
+            node, _ = respond(node, voter, VoteResponse(source=voter, leader_epoch=epoch, vote_granted=True), now)
     assert isinstance(node.state, Leader)
     return node
 
 
 def vote(replica: int, epoch: int, last_epoch: int, last_offset: int, pre_vote: bool = False) -> VoteRequest:
-    return VoteRequest(replica, epoch, last_epoch, last_offset, pre_vote, correlation_id=7)
+    return VoteRequest(replica_id=replica, replica_epoch=epoch, last_offset_epoch=last_epoch, last_offset=last_offset, pre_vote=pre_vote, correlation_id=7)
 
 
 def only_response(outputs: tuple[Send, ...]) -> object:
@@ -101,7 +101,7 @@ def only_response(outputs: tuple[Send, ...]) -> object:
 
 
 def leader_state(voters: frozenset[int], epoch_start: int, local: int = LOCAL) -> Leader:
-    candidate = Candidate(1, 0, frozenset(voters))
+    candidate = Candidate(epoch=1, election_deadline=0, granted=frozenset(voters))
     return raft_state.transition_to_leader(candidate, local, voters, epoch_start, 0, CONFIG)
 
 
@@ -192,16 +192,16 @@ def test_scenario_77_candidate_vote_counting() -> None:
     assert raft_rules.election_lost(2, 1, 1) and not raft_rules.election_won(2, 1)
     assert raft_rules.election_won(3, 2)
     assert raft_rules.election_lost(3, 1, 2)
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(3, -1, ReplicaKey(LOCAL)))
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=3, leader_id=-1, voted_key=ReplicaKey(id=LOCAL)))
     node, _ = raft.step(node, Tick(), 0)
-    node, _ = respond(node, 2, VoteResponse(2, leader_epoch=3, vote_granted=False), 0)
+    node, _ = respond(node, 2, VoteResponse(source=2, leader_epoch=3, vote_granted=False), 0)
     assert isinstance(node.state, Candidate) and node.state.rejected == {2}
-    node, _ = respond(node, 1, VoteResponse(1, leader_epoch=3, vote_granted=True), 0)
+    node, _ = respond(node, 1, VoteResponse(source=1, leader_epoch=3, vote_granted=True), 0)
     assert isinstance(node.state, Leader) and node.state.epoch == 3
 
 
 def _prospective(voters: tuple[int, ...], epoch: int = 0) -> raft.RaftNode:
-    node = make_node(voters, stored=ElectionState(epoch))
+    node = make_node(voters, stored=ElectionState(epoch=epoch))
     node, _ = raft.step(node, Tick(), 20_000)  # election timeout
     assert isinstance(node.state, Prospective)
     node, _ = raft.step(node, Tick(), 20_000)  # pre-votes sent
@@ -210,19 +210,19 @@ def _prospective(voters: tuple[int, ...], epoch: int = 0) -> raft.RaftNode:
 
 def test_scenario_79_prospective_can_change_pre_vote() -> None:
     node = _prospective((LOCAL, 1, 2, 3, 4))
-    node, _ = respond(node, 1, VoteResponse(1, leader_epoch=0, vote_granted=True), 20_000)
+    node, _ = respond(node, 1, VoteResponse(source=1, leader_epoch=0, vote_granted=True), 20_000)
     assert 1 in node.state.granted
     node = evolve(node, inflight=node.inflight.set(1, (99, 20_000)))
-    node, _ = raft.step(node, VoteResponse(1, leader_epoch=0, vote_granted=False, correlation_id=99), 20_000)
+    node, _ = raft.step(node, VoteResponse(source=1, leader_epoch=0, vote_granted=False, correlation_id=99), 20_000)
     assert 1 not in node.state.granted and 1 in node.state.rejected
     node = evolve(node, inflight=node.inflight.set(1, (100, 20_000)))
-    node, _ = raft.step(node, VoteResponse(1, leader_epoch=0, vote_granted=True, correlation_id=100), 20_000)
+    node, _ = raft.step(node, VoteResponse(source=1, leader_epoch=0, vote_granted=True, correlation_id=100), 20_000)
     assert 1 in node.state.granted and 1 not in node.state.rejected
 
 
 def test_scenario_80_unattached_grants_vote_without_voted_key() -> None:
-    node = make_node((LOCAL, 1, 2), log=log_of_epochs((1, 1, 2)), stored=ElectionState(5))
-    for candidate in (ReplicaKey(1), ReplicaKey(10)):
+    node = make_node((LOCAL, 1, 2), log=log_of_epochs((1, 1, 2)), stored=ElectionState(epoch=5))
+    for candidate in (ReplicaKey(id=1), ReplicaKey(id=10)):
         for pre_vote in (True, False):
             assert raft.can_grant_vote(node, candidate, True, pre_vote)
             assert not raft.can_grant_vote(node, candidate, False, pre_vote)
@@ -234,9 +234,9 @@ def test_scenario_80_unattached_grants_vote_without_voted_key() -> None:
 
 
 def test_scenario_82_unattached_with_leader_grants_only_pre_votes() -> None:
-    node = make_node((LOCAL, 1, 2, 3), stored=ElectionState(5, 3))
-    node = evolve(node, state=Unattached(5, 10_000, leader_id=3))
-    for candidate in (ReplicaKey(1), ReplicaKey(3)):
+    node = make_node((LOCAL, 1, 2, 3), stored=ElectionState(epoch=5, leader_id=3))
+    node = evolve(node, state=Unattached(epoch=5, election_deadline=10_000, leader_id=3))
+    for candidate in (ReplicaKey(id=1), ReplicaKey(id=3)):
         assert raft.can_grant_vote(node, candidate, True, True)
         assert not raft.can_grant_vote(node, candidate, False, True)
         assert not raft.can_grant_vote(node, candidate, True, False)
@@ -246,35 +246,35 @@ def test_scenario_82_unattached_with_leader_grants_only_pre_votes() -> None:
 def test_scenario_83_follower_pre_votes_until_first_fetch() -> None:
     node = follower((LOCAL, 1, 2), 5, 1)
     assert isinstance(node.state, Follower)
-    assert raft.can_grant_vote(node, ReplicaKey(2), True, True)
-    assert not raft.can_grant_vote(node, ReplicaKey(2), False, True)
-    assert not raft.can_grant_vote(node, ReplicaKey(2), True, False)
+    assert raft.can_grant_vote(node, ReplicaKey(id=2), True, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(id=2), False, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(id=2), True, False)
     node, _ = raft.step(node, Tick(), 0)  # fetch sent
-    node, _ = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, high_watermark=0), 1)
+    node, _ = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=0), 1)
     assert node.state.has_fetched
-    assert not raft.can_grant_vote(node, ReplicaKey(2), True, True)
-    assert not raft.can_grant_vote(node, ReplicaKey(2), True, False)
+    assert not raft.can_grant_vote(node, ReplicaKey(id=2), True, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(id=2), True, False)
 
 
 def test_scenario_85_resigned_state() -> None:
-    node = make_node((LOCAL, 1), stored=ElectionState(5, LOCAL))
+    node = make_node((LOCAL, 1), stored=ElectionState(epoch=5, leader_id=LOCAL))
     state = node.state
     assert isinstance(state, Resigned)
-    assert raft_state.election_state(state, LOCAL) == ElectionState(5, LOCAL)
+    assert raft_state.election_state(state, LOCAL) == ElectionState(epoch=5, leader_id=LOCAL)
     assert state.unacked_voters == {1}
     node, out = raft.step(node, Tick(), 0)
     assert [s.destination for s in sends(out, EndQuorumEpochRequest)] == [1]
-    node, _ = respond(node, 1, QuorumEpochResponse(1, "EndQuorumEpoch", leader_epoch=5, leader_id=LOCAL), 10)
+    node, _ = respond(node, 1, QuorumEpochResponse(source=1, api="EndQuorumEpoch", leader_epoch=5, leader_id=LOCAL), 10)
     assert node.state.unacked_voters == frozenset()
     assert state.election_deadline - 5_000 == 5_000  # the election timer counts down
-    assert raft.can_grant_vote(node, ReplicaKey(1), True, True)
-    assert not raft.can_grant_vote(node, ReplicaKey(1), False, True)
-    assert not raft.can_grant_vote(node, ReplicaKey(1), True, False)
+    assert raft.can_grant_vote(node, ReplicaKey(id=1), True, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(id=1), False, True)
+    assert not raft.can_grant_vote(node, ReplicaKey(id=1), True, False)
 
 
 def test_scenario_86_initialize_primordial_epoch() -> None:
     state = make_node((LOCAL,)).state
-    assert state == Unattached(0, 10_000)
+    assert state == Unattached(epoch=0, election_deadline=10_000)
     prospective = raft_state.transition_to_prospective(state, LOCAL, True, 20_000)
     candidate = raft_state.transition_to_candidate(prospective, LOCAL, 20_000)
     assert candidate.epoch == 1 and candidate.granted == {LOCAL} and raft_rules.election_won(1, 1)
@@ -283,7 +283,7 @@ def test_scenario_86_initialize_primordial_epoch() -> None:
 
 
 def test_scenario_88_initialize_as_resigned_candidate() -> None:
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(5, -1, ReplicaKey(LOCAL)))
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=5, leader_id=-1, voted_key=ReplicaKey(id=LOCAL)))
     assert isinstance(node.state, Candidate) and node.state.epoch == 5
     assert node.state.granted == {LOCAL} and node.state.rejected == frozenset()
     _, out = raft.step(node, Tick(), 0)
@@ -291,10 +291,10 @@ def test_scenario_88_initialize_as_resigned_candidate() -> None:
 
 
 def test_scenario_89_only_prospective_becomes_candidate() -> None:
-    unattached = Unattached(0, 10_000)
+    unattached = Unattached(epoch=0, election_deadline=10_000)
     with pytest.raises(IllegalTransition, match="only Prospective"):
         raft_state.transition_to_candidate(unattached, LOCAL, 0)
-    candidate = Candidate(1, 10_000, frozenset({LOCAL}))
+    candidate = Candidate(epoch=1, election_deadline=10_000, granted=frozenset({LOCAL}))
     with pytest.raises(IllegalTransition, match="only Prospective"):
         raft_state.transition_to_candidate(candidate, LOCAL, 0)
     with pytest.raises(IllegalTransition, match="not a majority"):
@@ -302,7 +302,7 @@ def test_scenario_89_only_prospective_becomes_candidate() -> None:
 
 
 def test_scenario_91_resigned_to_follower_in_same_epoch() -> None:
-    resigned = Resigned(5, LOCAL, 10_000, frozenset({1}))
+    resigned = Resigned(epoch=5, local_id=LOCAL, election_deadline=10_000, unacked_voters=frozenset({1}))
     with pytest.raises(IllegalTransition, match="cannot follow itself"):
         raft_state.transition_to_follower(resigned, LOCAL, 5, LOCAL, ("h",), 0)
     follower_state = raft_state.transition_to_follower(resigned, LOCAL, 5, 1, ("h1",), 0)
@@ -314,7 +314,7 @@ def test_scenario_91_resigned_to_follower_in_same_epoch() -> None:
 
 
 def test_scenario_92_reject_votes_from_same_epoch_after_resigning() -> None:
-    node = make_node((LOCAL, 1, 2), log=log_of_epochs((1, 1)), stored=ElectionState(2, LOCAL))
+    node = make_node((LOCAL, 1, 2), log=log_of_epochs((1, 1)), stored=ElectionState(epoch=2, leader_id=LOCAL))
     node, out = raft.step(node, vote(1, 2, 1, 2), 0)
     response = only_response(out)
     assert (response.partition_error, response.leader_epoch, response.leader_id, response.vote_granted) == (
@@ -323,10 +323,10 @@ def test_scenario_92_reject_votes_from_same_epoch_after_resigning() -> None:
 
 
 def test_scenario_94_initialize_as_resigned_leader_from_state_store() -> None:
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(2, LOCAL))
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=2, leader_id=LOCAL))
     assert isinstance(node.state, Resigned) and node.state.epoch == 2
     with pytest.raises(NotLeaderError):
-        raft.step(node, Append(("x",)), 0)
+        raft.step(node, Append(records=("x",)), 0)
     node, out = raft.step(node, Tick(), 0)
     assert sorted(s.destination for s in sends(out, EndQuorumEpochRequest)) == [1, 2]
     node, _ = raft.step(node, Tick(), 10_000)
@@ -335,19 +335,19 @@ def test_scenario_94_initialize_as_resigned_leader_from_state_store() -> None:
 
 
 def test_scenario_95_handle_valid_vote_request_as_follower() -> None:
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(2))
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=2))
     node, out = raft.step(node, vote(1, 2, 1, 1), 0)
     assert only_response(out).vote_granted is True
-    assert node.state.voted_key == ReplicaKey(1) and node.stored == ElectionState(2, -1, ReplicaKey(1))
+    assert node.state.voted_key == ReplicaKey(id=1) and node.stored == ElectionState(epoch=2, leader_id=-1, voted_key=ReplicaKey(id=1))
 
 
 def test_scenario_97_handle_invalid_vote_request_with_older_epoch() -> None:
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(2))
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=2))
     node, out = raft.step(node, vote(1, 1, 0, 0), 0)
     response = only_response(out)
     assert (response.partition_error, response.leader_epoch, response.leader_id, response.vote_granted) == (
         Errors.FENCED_LEADER_EPOCH, 2, -1, False)
-    assert node.state.voted_key is None and node.stored == ElectionState(2)
+    assert node.state.voted_key is None and node.stored == ElectionState(epoch=2)
 
 
 def test_scenario_98_invalid_vote_request() -> None:
@@ -373,7 +373,7 @@ def test_scenario_100_leader_accepts_vote_from_observer() -> None:
 def test_scenario_101_leader_immediately_sends_diverging_epoch() -> None:
     log = log_of_epochs((1, 1, 1, 3, 3, 3, 5, 5, 5))
     node = leader((LOCAL, 1, 2), 7, log)
-    request = FetchRequest(1, 7, 6, 2, max_wait_ms=500, correlation_id=3)
+    request = FetchRequest(replica_id=1, current_leader_epoch=7, fetch_offset=6, last_fetched_epoch=2, max_wait_ms=500, correlation_id=3)
     node, out = raft.step(node, request, 0)
     response = only_response(out)
     assert (response.partition_error, response.diverging_epoch, response.records) == (Errors.NONE, (1, 3), ())
@@ -385,22 +385,22 @@ def test_scenario_103_follower_log_reconciliation() -> None:
     node, out = raft.step(node, Tick(), 0)
     request = sends(out, FetchRequest)[0].message
     assert (request.fetch_offset, request.last_fetched_epoch) == (3, 3)
-    node, out = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, diverging_epoch=(3, 2)), 1)
+    node, out = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, diverging_epoch=(3, 2)), 1)
     assert node.log.end_offset == 2
     request = sends(out, FetchRequest)[0].message
     assert (request.fetch_offset, request.last_fetched_epoch) == (2, 3)
 
 
 def test_scenario_104_candidate_waits_rest_of_election_timeout_after_loss() -> None:
-    node = make_node((LOCAL, 1), stored=ElectionState(1, -1, ReplicaKey(LOCAL)))
+    node = make_node((LOCAL, 1), stored=ElectionState(epoch=1, leader_id=-1, voted_key=ReplicaKey(id=LOCAL)))
     node, _ = raft.step(node, Tick(), 0)
-    node, _ = respond(node, 1, VoteResponse(1, leader_epoch=1, vote_granted=False), 0)
+    node, _ = respond(node, 1, VoteResponse(source=1, leader_epoch=1, vote_granted=False), 0)
     assert isinstance(node.state, Candidate) and node.state.rejected == {1}
     node, out = raft.step(node, Tick(), 9_999)
     assert isinstance(node.state, Candidate) and out == ()
     node, _ = raft.step(node, Tick(), 10_000)
     assert isinstance(node.state, Prospective) and node.state.epoch == 1
-    assert node.state.voted_key == ReplicaKey(LOCAL)
+    assert node.state.voted_key == ReplicaKey(id=LOCAL)
     node, out = raft.step(node, Tick(), 10_000)
     request = sends(out, VoteRequest)[0].message
     assert (request.pre_vote, request.replica_epoch) == (True, 1)
@@ -410,33 +410,33 @@ def test_scenario_106_leader_resigns_without_fetches_from_majority() -> None:
     node = leader((LOCAL, 1, 2), 2)
     end = node.log.end_offset
     timeout = CONFIG.check_quorum_timeout_ms
-    node, _ = raft.step(node, FetchRequest(1, 2, end, 2), timeout // 2)
+    node, _ = raft.step(node, FetchRequest(replica_id=1, current_leader_epoch=2, fetch_offset=end, last_fetched_epoch=2), timeout // 2)
     node, _ = raft.step(node, Tick(), timeout)
     assert isinstance(node.state, Leader)
-    node, _ = raft.step(node, FetchRequest(2, 2, end, 2), timeout)
+    node, _ = raft.step(node, FetchRequest(replica_id=2, current_leader_epoch=2, fetch_offset=end, last_fetched_epoch=2), timeout)
     node, _ = raft.step(node, Tick(), timeout + timeout // 2)
     assert isinstance(node.state, Leader)
-    node, _ = raft.step(node, FetchRequest(3, 2, end, 2), timeout + timeout // 2)  # observer 3 only
+    node, _ = raft.step(node, FetchRequest(replica_id=3, current_leader_epoch=2, fetch_offset=end, last_fetched_epoch=2), timeout + timeout // 2)  # observer 3 only
     node, out = raft.step(node, Tick(), 2 * timeout)
     assert isinstance(node.state, Resigned) and node.state.epoch == 2
 
 
 def test_scenario_107_initialize_as_unattached_and_become_leader() -> None:
     node = make_node((LOCAL, 1))
-    assert node.state == Unattached(0, 10_000)
+    assert node.state == Unattached(epoch=0, election_deadline=10_000)
     node, out = raft.step(node, Tick(), 0, bootstrap=1)  # one Fetch, to the bootstrap server the draw picks
     assert [s.destination for s in sends(out, FetchRequest)] == [1]
     node, _ = raft.step(node, Tick(), 10_000)
     assert isinstance(node.state, Prospective)
     node, out = raft.step(node, Tick(), 10_000)
     assert sends(out, VoteRequest)[0].message.pre_vote
-    node, out = respond(node, 1, VoteResponse(1, leader_epoch=0, vote_granted=True), 10_000)
+    node, out = respond(node, 1, VoteResponse(source=1, leader_epoch=0, vote_granted=True), 10_000)
     assert isinstance(node.state, Candidate) and node.state.epoch == 1
     assert not sends(out, VoteRequest)[0].message.pre_vote
-    node, out = respond(node, 1, VoteResponse(1, leader_epoch=1, vote_granted=True), 10_000)
+    node, out = respond(node, 1, VoteResponse(source=1, leader_epoch=1, vote_granted=True), 10_000)
     assert isinstance(node.state, Leader) and node.state.epoch == 1
     assert node.log.end_offset == 1
-    assert node.log.entries[0] == LogEntry(1, LeaderChangeMessage(LOCAL, (LOCAL, 1), (LOCAL, 1)))
+    assert node.log.entries[0] == LogEntry(epoch=1, record=LeaderChangeMessage(leader_id=LOCAL, voters=(LOCAL, 1), granting_voters=(LOCAL, 1)))
     assert [s.destination for s in sends(out, BeginQuorumEpochRequest)] == [1]
 
 
@@ -445,7 +445,7 @@ def test_scenario_109_handle_pre_vote_request_as_follower() -> None:
     for requester in (2, 10):
         assert only_response(raft.step(node, vote(requester, 2, 2, 1, True), 0)[1]).vote_granted is True
     fetched, _ = raft.step(node, Tick(), 0)
-    fetched, _ = respond(fetched, 1, FetchResponse(1, leader_epoch=2, leader_id=1), 1)
+    fetched, _ = respond(fetched, 1, FetchResponse(source=1, leader_epoch=2, leader_id=1), 1)
     for requester in (2, 10):
         assert only_response(raft.step(fetched, vote(requester, 2, 2, 1, True), 1)[1]).vote_granted is False
     after, out = raft.step(fetched, vote(2, 3, 2, 1, True), 1)
@@ -455,7 +455,7 @@ def test_scenario_109_handle_pre_vote_request_as_follower() -> None:
 
 
 def test_scenario_110_invalid_pre_vote_request_with_older_epoch() -> None:
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(2))
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=2))
     _, out = raft.step(node, vote(1, 1, 0, 0, True), 0)
     assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH
 
@@ -473,9 +473,9 @@ def test_scenario_112_invalid_pre_vote_request() -> None:
 def test_scenario_113_pre_vote_not_supported_by_remote() -> None:
     node = _prospective((LOCAL, 1, 2), epoch=5)
     cid2, _ = node.inflight[2]
-    node, _ = respond(node, 1, VoteResponse(1, error=Errors.UNSUPPORTED_VERSION), 20_000)
+    node, _ = respond(node, 1, VoteResponse(source=1, error=Errors.UNSUPPORTED_VERSION), 20_000)
     assert isinstance(node.state, Candidate) and node.state.epoch == 6
-    after, _ = raft.step(node, VoteResponse(2, leader_epoch=5, vote_granted=True, correlation_id=cid2), 20_000)
+    after, _ = raft.step(node, VoteResponse(source=2, leader_epoch=5, vote_granted=True, correlation_id=cid2), 20_000)
     assert after.state == node.state
 
 
@@ -487,11 +487,11 @@ def test_scenario_115_prospective_with_leader_transitions_to_follower() -> None:
     assert isinstance(timed_out.state, Follower) and timed_out.state.leader_id == 1
     node, _ = raft.step(node, Tick(), 50_000)
     for voter in (1, 2):
-        node, _ = respond(node, voter, VoteResponse(voter, leader_epoch=5, leader_id=1, vote_granted=False), 50_000)
+        node, _ = respond(node, voter, VoteResponse(source=voter, leader_epoch=5, leader_id=1, vote_granted=False), 50_000)
     assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (5, 1)
     prospective, _ = raft.step(base, Tick(), 50_000)
     prospective, _ = raft.step(prospective, Tick(), 50_000)
-    after, _ = respond(prospective, 2, VoteResponse(2, partition_error=Errors.FENCED_LEADER_EPOCH, leader_epoch=6,
+    after, _ = respond(prospective, 2, VoteResponse(source=2, partition_error=Errors.FENCED_LEADER_EPOCH, leader_epoch=6,
                                                      leader_id=2), 50_000)
     assert isinstance(after.state, Follower) and (after.state.epoch, after.state.leader_id) == (6, 2)
 
@@ -501,20 +501,20 @@ def test_scenario_115_prospective_with_leader_transitions_to_follower() -> None:
 
 
 def test_scenario_116_write_read_voted_candidate() -> None:
-    election = ElectionState(2, -1, ReplicaKey(1, "ZqW7bLZlTFadOEVYnHOYhw"))
+    election = ElectionState(epoch=2, leader_id=-1, voted_key=ReplicaKey(id=1, directory_id="ZqW7bLZlTFadOEVYnHOYhw"))
     data = read_quorum_state(write_quorum_state(election, 1, frozenset({0, 1, 2})))
     assert data.election_state() == election and data.current_voters is None
     data = read_quorum_state(write_quorum_state(election, 0, frozenset({0, 1, 2})))
-    assert data.election_state() == ElectionState(2, -1, ReplicaKey(1))
+    assert data.election_state() == ElectionState(epoch=2, leader_id=-1, voted_key=ReplicaKey(id=1))
     assert data.current_voters == (0, 1, 2)
 
 
 def test_scenario_118_supported_versions() -> None:
     for version in (0, 1):
-        text = write_quorum_state(ElectionState(3, 1), version, frozenset({1}))
+        text = write_quorum_state(ElectionState(epoch=3, leader_id=1), version, frozenset({1}))
         assert json.loads(text)["data_version"] == version
-        assert read_quorum_state(text).election_state() == ElectionState(3, 1)
-    v1 = json.loads(write_quorum_state(ElectionState(3, 1), 1, frozenset({1})))
+        assert read_quorum_state(text).election_state() == ElectionState(epoch=3, leader_id=1)
+    v1 = json.loads(write_quorum_state(ElectionState(epoch=3, leader_id=1), 1, frozenset({1})))
     assert set(v1) == {"leaderId", "leaderEpoch", "votedId", "votedDirectoryId", "data_version"}
     for bad, key in ((dict(v1, data_version=2), "data_version"), ({k: v for k, v in v1.items() if k != "data_version"},
                                                                   "data_version"),
@@ -541,14 +541,14 @@ def test_observer_never_starts_an_election() -> None:
 def test_last_fetched_epoch_survives_empty_fetch_response() -> None:
     node = follower((LOCAL, 1, 2), 5, 1, log_of_epochs((3, 3, 3)))
     node, _ = raft.step(node, Tick(), 0)
-    node, out = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, high_watermark=2), 1)
+    node, out = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=2), 1)
     request = sends(out, FetchRequest)[0].message
     assert (request.fetch_offset, request.last_fetched_epoch, node.state.high_watermark) == (3, 3, 2)
 
 
 def test_check_quorum_when_leader_is_not_a_voter() -> None:
     voters = frozenset({1, 2, 3})
-    state = Leader(4, LOCAL, 0, FrozenMap({v: raft_state.ReplicaState() for v in voters}), frozenset(), 75_000, 0)
+    state = Leader(epoch=4, local_id=LOCAL, epoch_start_offset=0, voter_states=FrozenMap({v: raft_state.ReplicaState() for v in voters}), granting_voters=frozenset(), check_quorum_deadline=75_000, begin_quorum_deadline=0)
     state = raft_leader.update_replica_state(state, 1, 0, 10, CONFIG)
     assert state.check_quorum_deadline == 75_000  # one voter of three is no majority without the leader
     state = raft_leader.update_replica_state(state, 2, 0, 10, CONFIG)
@@ -560,28 +560,28 @@ def test_check_quorum_when_leader_is_not_a_voter() -> None:
 def test_follower_truncation_below_high_watermark_is_fatal() -> None:
     node = follower((LOCAL, 1, 2), 5, 1, log_of_epochs((3, 3, 3)))
     node, _ = raft.step(node, Tick(), 0)
-    node, _ = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, high_watermark=3), 1)
+    node, _ = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=3), 1)
     with pytest.raises(raft.RaftFatalError, match="below the high watermark"):
-        respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, diverging_epoch=(3, 2)), 2)
+        respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, diverging_epoch=(3, 2)), 2)
 
 
 def test_restart_loses_unflushed_records_of_an_observer() -> None:
     node = follower((1, 2, 3), 5, 1, local=4)
     node, _ = raft.step(node, Tick(), 0)
-    node, _ = respond(node, 1, FetchResponse(1, leader_epoch=5, leader_id=1, records=(LogEntry(5, "a"),)), 1)
+    node, _ = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, records=(LogEntry(epoch=5, record="a"),)), 1)
     assert node.log.end_offset == 1 and node.log.flushed_end_offset == 0
     assert raft.restart(node, 2).log.end_offset == 0
     voter = follower((LOCAL, 1, 2), 5, 1)
     voter, _ = raft.step(voter, Tick(), 0)
-    voter, _ = respond(voter, 1, FetchResponse(1, leader_epoch=5, leader_id=1, records=(LogEntry(5, "a"),)), 1)
+    voter, _ = respond(voter, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, records=(LogEntry(epoch=5, record="a"),)), 1)
     assert raft.restart(voter, 2).log.end_offset == 1
 
 
 def test_describe_quorum() -> None:
     from kraftspec.reference.raft_messages import DescribeQuorumRequest
     node = leader((LOCAL, 1, 2), 3)
-    node, _ = raft.step(node, FetchRequest(1, 3, 1, 3), 5)
-    node, _ = raft.step(node, FetchRequest(7, 3, 0, 0), 6)
+    node, _ = raft.step(node, FetchRequest(replica_id=1, current_leader_epoch=3, fetch_offset=1, last_fetched_epoch=3), 5)
+    node, _ = raft.step(node, FetchRequest(replica_id=7, current_leader_epoch=3, fetch_offset=0, last_fetched_epoch=0), 6)
     _, out = raft.step(node, DescribeQuorumRequest(source=99), 10)
     response = out[0].message
     assert (response.partition_error, response.leader_id, response.leader_epoch, response.high_watermark) == (
@@ -599,15 +599,15 @@ def test_describe_quorum() -> None:
 
 
 def test_begin_and_end_quorum_epoch() -> None:
-    node = make_node((LOCAL, 1, 2), stored=ElectionState(3))
-    node, out = raft.step(node, BeginQuorumEpochRequest(1, 4, correlation_id=5), 0)
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=3))
+    node, out = raft.step(node, BeginQuorumEpochRequest(leader_id=1, leader_epoch=4, correlation_id=5), 0)
     assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (4, 1)
     assert only_response(out).partition_error == Errors.NONE
-    _, out = raft.step(node, BeginQuorumEpochRequest(2, 3), 0)
+    _, out = raft.step(node, BeginQuorumEpochRequest(leader_id=2, leader_epoch=3), 0)
     assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH
-    after, _ = raft.step(node, EndQuorumEpochRequest(1, 4, (2, LOCAL)), 100)
+    after, _ = raft.step(node, EndQuorumEpochRequest(leader_id=1, leader_epoch=4, preferred_successors=(2, LOCAL)), 100)
     assert after.state.fetch_deadline == 100 + raft_rules.end_quorum_epoch_backoff(1, 2, 100)
-    first, _ = raft.step(node, EndQuorumEpochRequest(1, 4, (LOCAL, 2)), 100)
+    first, _ = raft.step(node, EndQuorumEpochRequest(leader_id=1, leader_epoch=4, preferred_successors=(LOCAL, 2)), 100)
     assert isinstance(first.state, Prospective)  # backoff 0: campaigns on this very poll
 
 
@@ -620,11 +620,11 @@ def test_control_record_keys() -> None:
     assert parse_control_record_key(b"\x00\x00\x00\x63") is ControlRecordType.UNKNOWN
     with pytest.raises(ValueError, match="at least 4"):
         parse_control_record_key(b"\x00\x00\x02")
-    assert LeaderChangeMessage(1, (1, 2, 3), (1, 2)).record_type is ControlRecordType.LEADER_CHANGE
+    assert LeaderChangeMessage(leader_id=1, voters=(1, 2, 3), granting_voters=(1, 2)).record_type is ControlRecordType.LEADER_CHANGE
 
 
 def test_quorum_state_file_version_0_errors_name_the_key() -> None:
-    v0 = json.loads(write_quorum_state(ElectionState(3, 1), 0, frozenset({1, 2})))
+    v0 = json.loads(write_quorum_state(ElectionState(epoch=3, leader_id=1), 0, frozenset({1, 2})))
     assert v0 == {"clusterId": "", "leaderId": 1, "leaderEpoch": 3, "votedId": -1, "appliedOffset": 0,
                   "currentVoters": [{"voterId": 1}, {"voterId": 2}], "data_version": 0}
     for bad, key in ((dict(v0, currentVoters=[{"id": 1}]), "currentVoters"),
@@ -651,12 +651,12 @@ def test_unattached_voter_fetches_one_bootstrap_server_at_a_time() -> None:
     assert fetch_destinations(out) == [2]  # one server, the one at the drawn start index; not every voter
     node, out = raft.step(node, Tick(), 4_999, bootstrap=1)
     assert fetch_destinations(out) == []  # nothing while a request is in flight
-    late = FetchResponse(2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=0,
+    late = FetchResponse(source=2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=0,
                          correlation_id=node.inflight[2][0])
     node, out = raft.step(node, Tick(), CONFIG.request_timeout_ms, bootstrap=4)
     assert fetch_destinations(out) == [1] and 2 not in node.inflight  # timed out: forgotten, the next server asked
     assert raft.step(node, late, 5_001)[0].inflight == node.inflight  # the timed-out request's answer is dropped
-    node, out = respond(node, 1, FetchResponse(1, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=0),
+    node, out = respond(node, 1, FetchResponse(source=1, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=0),
                         5_001)  # answered: the poll after it asks again, from the start index 0 of this step
     assert isinstance(node.state, Unattached)
     assert fetch_destinations(out) == [LOCAL]  # the bootstrap servers are every voter, the local one included
@@ -666,7 +666,7 @@ def test_unattached_observer_follows_the_leader_a_bootstrap_server_names() -> No
     node = make_node((1, 2, 3), local=4)
     node, out = raft.step(node, Tick(), 0, bootstrap=1)
     assert fetch_destinations(out) == [2]
-    node, out = respond(node, 2, FetchResponse(2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=5,
+    node, out = respond(node, 2, FetchResponse(source=2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=5,
                                                leader_id=3, leader_endpoints=("CONTROLLER://host3:9093",)), 1)
     assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (5, 3)
     assert fetch_destinations(out) == [3]
@@ -686,7 +686,7 @@ def test_follower_fetches_a_bootstrap_server_when_the_leaders_fetch_times_out() 
     assert fetch_destinations(out) == [2] and set(node.inflight) == {2}
     node, out = raft.step(node, Tick(), CONFIG.request_timeout_ms + 1)
     assert fetch_destinations(out) == []  # not the leader while the bootstrap server's answer is awaited
-    node, out = respond(node, 2, FetchResponse(2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=5,
+    node, out = respond(node, 2, FetchResponse(source=2, partition_error=Errors.NOT_LEADER_OR_FOLLOWER, leader_epoch=5,
                                                leader_id=1), CONFIG.request_timeout_ms + 2)
     assert isinstance(node.state, Follower) and fetch_destinations(out) == [1]
 
@@ -695,6 +695,6 @@ def test_begin_quorum_epoch_is_not_resent_while_one_is_outstanding() -> None:
     node = leader((LOCAL, 1, 2), 2)
     node = evolve(node, config=evolve(CONFIG, request_timeout_ms=10 * CONFIG.fetch_timeout_ms))
     period = CONFIG.begin_quorum_epoch_timeout_ms
-    node, out = respond(node, 1, QuorumEpochResponse(1, "BeginQuorumEpoch", leader_epoch=2, leader_id=LOCAL), 1)
+    node, out = respond(node, 1, QuorumEpochResponse(source=1, api="BeginQuorumEpoch", leader_epoch=2, leader_id=LOCAL), 1)
     node, out = raft.step(node, Tick(), period)
     assert [s.destination for s in sends(out, BeginQuorumEpochRequest)] == [1]  # voter 2's first is outstanding

@@ -1,6 +1,6 @@
 """The partition and controller replays' fast paths judge every step as the diff does.
 
-``partition_replay.post_matches`` / ``controller_replay.post_matches`` and ``replay.response_matches`` (nested
+``partition_replay.post_matches`` / ``controller_replay.post_matches`` and ``match.stated_fields_match`` (nested
 response fields read on the reference's values) must never call a step equal that the field-level diff (``step_diffs``) tells apart. Every leaf of bundled TLC-recorded steps' stated responses and
 post-states is perturbed one at a time into a value JSON tells apart (true for 1, 1.0 for 1, a string subclass,
 a dropped or added element or key); the replay of the perturbed step must diverge exactly when the diff finds
@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from kraftspec import traces
-from kraftspec.traces import controller_replay, partition_replay
-from kraftspec.traces.format import Step, Trace
-from kraftspec.traces.jsonl import read_jsonl
-from kraftspec.traces.replay import replay_steps, step_diffs
+from kraftspec.traces.replay import controller as controller_replay
+from kraftspec.traces.replay import partition as partition_replay
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.format.jsonl import read_jsonl
+from kraftspec.traces.replay.verdict import replay_steps, step_diffs
 from support_perturb import judged, perturbed, perturbed_steps
 
 REPLAYERS = {"partition": partition_replay, "controller": controller_replay}

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftspec.traces import raft_replay
-from kraftspec.traces.format import Step, Trace
-from kraftspec.traces.generate import generate_raft_sim
-from kraftspec.traces.replay import replay_steps, step_diffs
+from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.recording.generate import generate_raft_sim
+from kraftspec.traces.replay.verdict import replay_steps, step_diffs
 from support_perturb import judged, perturbed, perturbed_steps
 
 

@@ -97,10 +97,10 @@ def test_a_citation_of_a_missing_section_would_be_found() -> None:
 
 def test_explain_prints_an_entry_and_a_section() -> None:
     out = io.StringIO()
-    assert explain_command(["broker.heartbeat", "§1.5", "kraftspec.reference.raft._on_vote_request"], out=out) == 0
+    assert explain_command(["broker.heartbeat", "§1.5", "kraftspec.reference.raft._handle_vote_request"], out=out) == 0
     text = out.getvalue()
     assert "#### `broker.heartbeat`" in text and "processBrokerHeartbeat" in text and "KIP-631" in text
-    assert "### §1.5 BrokerHeartbeat" in text and "`raft._on_vote_request`" in text
+    assert "### §1.5 BrokerHeartbeat" in text and "`raft._handle_vote_request`" in text
     assert "<a id" not in text and "](#" not in text
 
 

@@ -1,7 +1,7 @@
 """``kraftspec validate`` on Spark: an embedded ``local[2]`` session and a real standalone cluster on 127.0.0.1.
 
 The cluster is a Spark master and one worker started with pyspark's own launcher (``bin/spark-class``),
-on free ports, and stopped in every case by the fixture (:mod:`kraftspec.traces.validate_cluster`). On the same trace set (generated traces with
+on free ports, and stopped in every case by the fixture (:mod:`kraftspec.traces.engines.spark_cluster`). On the same trace set (generated traces with
 mutants, plus every kind of unreadable input) the one-process engine, local Spark and the cluster must
 report the same verdict, step, rule and reason for every row; the cluster also runs the job module
 through spark-submit unchanged, auditing the bundled metadata logs.
@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 import pytest
 from support_validate import make_bad_set
 
-import kraftspec.traces.validate_spark as validate_spark
-from kraftspec.traces.generate import generate_command
+import kraftspec.traces.engines.spark as validate_spark
+from kraftspec.traces.recording.generate import generate_command
 from kraftspec.traces.metalog.corpus import data_dirs
-from kraftspec.traces.validate_cluster import environment, spark_home, standalone
+from kraftspec.traces.engines.spark_cluster import environment, spark_home, standalone
 
 JOB_TIMEOUT = 300
 COMPARED = ("file", "row", "trace_id", "component", "verdict", "steps", "step", "action", "rule", "diff", "reason")
@@ -91,7 +91,7 @@ def test_spark_submit_runs_the_job_module_unchanged_auditing_logs_on_the_cluster
 LOCAL_WORKER_PYTHON = """
 import sys
 import pyarrow as pa
-from kraftspec.traces.validate_spark import session
+from kraftspec.traces.engines.spark import session
 
 def where(batches):
     for _ in batches:

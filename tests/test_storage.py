@@ -33,9 +33,9 @@ def test_every_real_meta_properties_parses(path: str) -> None:
 
 
 def test_good_v1_and_v0() -> None:
-    assert st.parse_meta_properties(GOOD_V1, "m") == st.MetaProperties(1, CID, 1, DIR_A)
-    assert st.parse_meta_properties("broker.id=5\ncluster.id=" + CID + "\n", "m") == st.MetaProperties(0, CID, 5, None)
-    assert st.parse_meta_properties("# legacy, nothing guaranteed\n", "m") == st.MetaProperties(0, None, None, None)
+    assert st.parse_meta_properties(GOOD_V1, "m") == st.MetaProperties(version=1, cluster_id=CID, node_id=1, directory_id=DIR_A)
+    assert st.parse_meta_properties("broker.id=5\ncluster.id=" + CID + "\n", "m") == st.MetaProperties(version=0, cluster_id=CID, node_id=5, directory_id=None)
+    assert st.parse_meta_properties("# legacy, nothing guaranteed\n", "m") == st.MetaProperties(version=0, cluster_id=None, node_id=None, directory_id=None)
     assert st.parse_meta_properties("version : 1\nnode.id 7\ncluster.id=" + CID + "\n", "m").node_id == 7
     assert st.parse_meta_properties("version=1\nnode.id=\\\n  42\ncluster.id=" + CID + "\n", "m").node_id == 42
 
@@ -114,10 +114,10 @@ def test_format_fresh_directories() -> None:
     assert set(written) == {"/data", "/meta"}
     assert set(written["/data"]) == {"meta.properties"}
     assert written["/meta"]["__cluster_metadata-0"] == {
-        "00000000000000000000-0000000000.checkpoint": st.BootstrapSnapshot((("metadata.version", 30),))}
+        "00000000000000000000-0000000000.checkpoint": st.BootstrapSnapshot(feature_levels=(("metadata.version", 30),))}
     text = written["/meta"]["meta.properties"]
     assert text == f"#\n#Sun Nov 22 00:00:00 UTC 2026\ncluster.id={CID}\ndirectory.id={DIR_B}\nnode.id=1\nversion=1\n"
-    assert st.parse_meta_properties(text, "x") == st.MetaProperties(1, CID, 1, DIR_B)
+    assert st.parse_meta_properties(text, "x") == st.MetaProperties(version=1, cluster_id=CID, node_id=1, directory_id=DIR_B)
     assert result.output == ("Formatting data directory /data with metadata.version 4.3-IV0.\n"
                              "Formatting metadata directory /meta with metadata.version 4.3-IV0.\n")
 
@@ -170,7 +170,7 @@ def test_format_rejects_shared_and_reserved_directory_ids() -> None:
 
 def test_info_formatted_and_problems() -> None:
     ok = st.info({"/a": {"meta.properties": GOOD_V1}}, self_managed=True)
-    assert ok == st.InfoResult(0, "Found log directory:\n  /a\n\n"
+    assert ok == st.InfoResult(exit_code=0, output="Found log directory:\n  /a\n\n"
                                   f"Found metadata: {{cluster.id={CID}, directory.id={DIR_A}, node.id=1, version=1}}\n\n")
     other = GOOD_V1.replace(CID, DIR_B)
     bad = st.info({"/a": {"meta.properties": GOOD_V1}, "/b": {"meta.properties": other}, "/c": {}, "/d": None, "/e": "file"}, True)
@@ -182,7 +182,7 @@ def test_info_formatted_and_problems() -> None:
     assert "formatted for legacy mode." in legacy.output and legacy.exit_code == 1
     broken = st.info({"/a": {"meta.properties": "version=1\n"}}, True)
     assert "  Error loading /a/meta.properties: Failed to find node.id\n" in broken.output
-    assert st.info({}, True) == st.InfoResult(0, "No directories specified.\n")
+    assert st.info({}, True) == st.InfoResult(exit_code=0, output="No directories specified.\n")
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: Path(p).relative_to(CORPUS_DIR).parts[0])

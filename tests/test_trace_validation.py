@@ -13,10 +13,10 @@ import pytest
 
 from kraftspec import traces
 from kraftspec.spec.trace_validation import SpecVerdict, validate
-from kraftspec.traces.format import trace_from_json
-from kraftspec.traces.replay import replay
-from kraftspec.traces import tlc_validate
-from kraftspec.traces.tlc_validate import check_with_tlc
+from kraftspec.traces.format.envelope import trace_from_json
+from kraftspec.traces.replay.verdict import replay
+from kraftspec.traces.replay import tlc_validate
+from kraftspec.traces.replay.tlc_validate import check_with_tlc
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"
 

@@ -21,10 +21,10 @@ from support_traces import assert_outside_not_rejected, assert_rejected_by_both,
 from kraftspec import traces
 from kraftspec.mutants import all_mutants
 from kraftspec.spec.trace_validation import SpecVerdict, validate
-from kraftspec.traces import controller_replay
-from kraftspec.traces.controller_tla import EXPLICIT
-from kraftspec.traces.format import Trace, trace_from_json
-from kraftspec.traces.replay import replay
+from kraftspec.traces.replay import controller as controller_replay
+from kraftspec.traces.recording.controller_tla import EXPLICIT
+from kraftspec.traces.format.envelope import Trace, trace_from_json
+from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "controller.jsonl.gz"
 TOLD_APART = ("controller-stale-incarnation-accepted",)

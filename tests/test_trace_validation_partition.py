@@ -20,9 +20,9 @@ from support_traces import assert_outside_not_rejected, assert_rejected_by_both,
 from kraftspec import traces
 from kraftspec.mutants import all_mutants
 from kraftspec.spec.trace_validation import SpecVerdict, validate
-from kraftspec.traces import partition_replay
-from kraftspec.traces.format import Trace, trace_from_json
-from kraftspec.traces.replay import replay
+from kraftspec.traces.replay import partition as partition_replay
+from kraftspec.traces.format.envelope import Trace, trace_from_json
+from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "partition.jsonl.gz"
 BROKER = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"

@@ -23,15 +23,15 @@ from support_traces import assert_outside_not_rejected, with_tlc_report
 
 from kraftspec import mutants, traces
 from kraftspec.spec.trace_validation import SpecVerdict, validate
-from kraftspec.traces import raft_replay
-from kraftspec.traces.format import Step, Trace, trace_from_json
-from kraftspec.traces.raft_simulate import simulate_one
-from kraftspec.traces.raft_trace import RAFT
-from kraftspec.traces.replay import replay
+from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.format.envelope import Step, Trace, trace_from_json
+from kraftspec.traces.recording.raft_simulate import simulate_one
+from kraftspec.traces.format.raft import RAFT
+from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "raft.jsonl.gz"
 STRIDE = 10
-"""Every 10th bundled trace (254 of 2,538): one short TLC run; `kraftspec check --with-tlc` takes them all."""
+"""Every 10th bundled trace (255 of 2,548): one short TLC run; `kraftspec check --with-tlc` takes them all."""
 FRESH_VOTER = {"standard": "raft/fresh-voter"}
 LEADER_CHANGE = {"type": "LeaderChangeMessage", "leader_id": 2, "voters": [1, 2, 3], "granting_voters": [1, 2]}
 

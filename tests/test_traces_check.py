@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from kraftspec import traces
-from kraftspec.traces import jsonl, parquet
-from kraftspec.traces.check import EXIT_ERROR, EXIT_FINDING, EXIT_OK, check_command
-from kraftspec.traces.simulate import generate_sim
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.replay.check import EXIT_ERROR, EXIT_FINDING, EXIT_OK, check_command
+from kraftspec.traces.recording.broker_simulate import generate_sim
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "broker.jsonl.gz"
 GOOD = ('{"format":"1.0","component":"broker","initial":{"standard":"broker/running-cluster"},"steps":['
@@ -145,7 +146,7 @@ def test_a_missing_file_is_accounted_as_unreadable(tmp_path: Path) -> None:
 
 
 def test_record_diffs_are_field_level_for_the_same_type_and_whole_records_otherwise() -> None:
-    from kraftspec.traces.replay import ABSENT, record_diffs
+    from kraftspec.traces.replay.verdict import ABSENT, record_diffs
 
     fence = {"offset": 4, "type": "BrokerRegistrationChangeRecord", "broker_id": 2, "broker_epoch": 1, "fenced": 1}
     change = {"offset": 4, "type": "PartitionChangeRecord", "partition_id": 0, "isr": [1], "directories": None}
@@ -171,8 +172,8 @@ def test_counts_per_component_in_the_text_and_the_json_report(tmp_path: Path) ->
 def test_a_post_state_entry_of_another_json_type_diverges_even_in_the_recorded_order(field: str, retyped: type) -> None:
     """A post-state entry stated in the recorded order but with another JSON type diverges (1 is not true, 0.0 is
     not 0), on that field alone."""
-    from kraftspec.traces.format import trace_from_json
-    from kraftspec.traces.replay import replay
+    from kraftspec.traces.format.envelope import trace_from_json
+    from kraftspec.traces.replay.verdict import replay
 
     trace = next(iter(generate_sim(seed=5, traces=1, steps=10)))
     assert replay(trace).conformant

@@ -16,16 +16,17 @@ import pytest
 from support_traces import assert_round_trips, assert_schema_lists
 
 from kraftspec import oracle
-from kraftspec.traces import controller_replay, jsonl
-from kraftspec.traces.check import EXIT_FINDING, EXIT_OK, check_command
-from kraftspec.traces.controller_trace import ACTIONS, STANDARD_STATES
-from kraftspec.traces.format import Trace, trace_from_json
-from kraftspec.traces.replay import Verdict, replay
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.replay import controller as controller_replay
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.replay.check import EXIT_FINDING, EXIT_OK, check_command
+from kraftspec.traces.format.controller import ACTIONS, STANDARD_STATES
+from kraftspec.traces.format.envelope import Trace, trace_from_json
+from kraftspec.traces.replay.verdict import Verdict, replay
+from kraftspec.traces.format.values import TraceError
 
-SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+SCHEMA = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-BUNDLED = Path(jsonl.__file__).parent / "tla" / "controller.jsonl.gz"
+BUNDLED = Path(jsonl.__file__).parents[1] / "tla" / "controller.jsonl.gz"
 LISTENER = {"name": "CONTROLLER", "host": "controller1", "port": 9093}
 
 
@@ -336,7 +337,7 @@ def test_the_recorders_moves_are_the_agreement_models_successors() -> None:
     from kraftspec.spec.agree import load_model
     from kraftspec.spec.state_graph import state_key
     from kraftspec.spec.tlc_config import read_constants
-    from kraftspec.traces import controller_tla
+    from kraftspec.traces.recording import controller_tla
 
     constants = read_constants(load_model("controller").config_path)
     (spec_initial,) = agree.initial_states(constants)
@@ -361,7 +362,7 @@ def test_the_recorders_moves_are_the_agreement_models_successors() -> None:
 
 
 def test_generate_refuses_a_simulation_of_the_controller_component(tmp_path: Path) -> None:
-    from kraftspec.traces.generate import generate_command
+    from kraftspec.traces.recording.generate import generate_command
 
     out = io.StringIO()
     assert generate_command("sim", str(tmp_path / "c.jsonl"), 1, 3, component="controller", stream=out) == 2

@@ -12,10 +12,11 @@ from test_traces_controller import BUNDLED, CONTROLLER_ENDPOINTS, FENCED_BROKERS
 
 from kraftspec import mutants
 from kraftspec.models.controller_mutants import MUTANTS
-from kraftspec.traces import controller_replay, jsonl
-from kraftspec.traces.check import EXIT_FINDING, check_command
-from kraftspec.traces.format import Trace, trace_from_json
-from kraftspec.traces.replay import replay
+from kraftspec.traces.replay import controller as controller_replay
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.replay.check import EXIT_FINDING, check_command
+from kraftspec.traces.format.envelope import Trace, trace_from_json
+from kraftspec.traces.replay.verdict import replay
 
 LISTENER = {"name": "CONTROLLER", "host": "controller1", "port": 9093, "security_protocol": 0}
 ZK_READY_REQUEST = {"format": "1.0", "component": "controller", "initial": {"standard": "controller/new-process"},

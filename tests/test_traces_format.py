@@ -19,13 +19,14 @@ from kraftspec.reference.records import (
     RegisterBrokerRecord,
     UnregisterBrokerRecord,
 )
-from kraftspec.traces import jsonl, parquet
-from kraftspec.traces.format import Step, Trace, trace_from_json, trace_to_json
-from kraftspec.traces.replay import replay
-from kraftspec.traces.simulate import generate_sim
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.format.envelope import Step, Trace, trace_from_json, trace_to_json
+from kraftspec.traces.replay.verdict import replay
+from kraftspec.traces.recording.broker_simulate import generate_sim
+from kraftspec.traces.format.values import TraceError
 
-SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+SCHEMA = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
 small = st.integers(-1, 1000)
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.text(max_size=8))
 json_values = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3),
@@ -40,7 +41,7 @@ records = st.one_of(
               in_controlled_shutdown=st.sampled_from([0, 1]), cordoned_log_dirs=st.none() | st.just(("a",)),
               version=st.integers(0, 3)),
     st.builds(RegisterBrokerRecord, broker_id=small, incarnation_id=st.text(max_size=6), broker_epoch=small,
-              features=st.lists(st.builds(FeatureRange, st.text(max_size=4), small, small), max_size=2).map(tuple),
+              features=st.lists(st.builds(FeatureRange, name=st.text(max_size=4), min_supported=small, max_supported=small), max_size=2).map(tuple),
               rack=st.none() | st.text(max_size=3), fenced=st.booleans()),
     st.builds(PartitionChangeRecord, partition_id=small, topic_id=st.text(max_size=6), isr=st.none() | int_tuples,
               leader=st.integers(-2, 5), last_known_elr=st.none() | int_tuples),
@@ -54,7 +55,7 @@ inputs = st.one_of(
         {}, optional={"now": small, "which": st.none() | st.tuples(small, small)})),
     st.tuples(st.just("unregister_broker"), st.fixed_dictionaries({"broker_id": small})),
     st.tuples(st.just("create_topic"), st.fixed_dictionaries(
-        {"topic": st.builds(TopicInfo, st.text(max_size=5), st.text(max_size=5)),
+        {"topic": st.builds(TopicInfo, name=st.text(max_size=5), topic_id=st.text(max_size=5)),
          "assignments": st.lists(int_tuples, max_size=3).map(tuple)})),
     st.tuples(st.sampled_from(["advance_clock", "failover"]), st.fixed_dictionaries({"now": small})),
     st.tuples(st.just("log_advanced"), st.fixed_dictionaries({"next_offset": small})),
@@ -146,8 +147,8 @@ def test_an_explicit_initial_state_replays_its_records() -> None:
 
 
 def test_the_schema_lists_exactly_the_actions_and_record_types_the_reader_accepts() -> None:
-    from kraftspec.traces import partition_trace
-    from kraftspec.traces.broker_trace import ACTIONS as BROKER_ACTIONS, RECORD_TYPES, STANDARD_STATES as BROKER_STATES
+    from kraftspec.traces.format import partition as partition_trace
+    from kraftspec.traces.format.broker import ACTIONS as BROKER_ACTIONS, RECORD_TYPES, STANDARD_STATES as BROKER_STATES
 
     ACTIONS = {**BROKER_ACTIONS, **partition_trace.ACTIONS}  # advance_clock: the same in both components
     STANDARD_STATES = {**BROKER_STATES, **partition_trace.STANDARD_STATES}

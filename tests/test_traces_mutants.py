@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from kraftspec.mutants import Mutant, all_mutants
-from kraftspec.traces import broker_replay
-from kraftspec.traces.check import EXIT_FINDING, check_command
-from kraftspec.traces.format import Trace
-from kraftspec.traces.generate import generate_command
-from kraftspec.traces.jsonl import read_jsonl
-from kraftspec.traces.replay import replay
-from kraftspec.traces.simulate import generate_sim
+from kraftspec.traces.replay import broker as broker_replay
+from kraftspec.traces.replay.check import EXIT_FINDING, check_command
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.recording.generate import generate_command
+from kraftspec.traces.format.jsonl import read_jsonl
+from kraftspec.traces.replay.verdict import replay
+from kraftspec.traces.recording.broker_simulate import generate_sim
 
 BROKER_MUTANTS = sorted(name for name, m in all_mutants().items() if m.component == "broker")
 # target -> the trace actions whose reference function calls it (kraftspec/reference/broker.py)

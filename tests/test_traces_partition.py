@@ -12,14 +12,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from kraftspec.traces import jsonl, parquet, partition_replay
-from kraftspec.traces.check import EXIT_OK, check_command
-from kraftspec.traces.format import Step, Trace, trace_from_json, trace_to_json
-from kraftspec.traces.partition_trace import ACTIONS, STANDARD_STATES
-from kraftspec.traces.replay import replay, step_diffs
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format import parquet
+from kraftspec.traces.replay import partition as partition_replay
+from kraftspec.traces.replay.check import EXIT_OK, check_command
+from kraftspec.traces.format.envelope import Step, Trace, trace_from_json, trace_to_json
+from kraftspec.traces.format.partition import ACTIONS, STANDARD_STATES
+from kraftspec.traces.replay.verdict import replay, step_diffs
+from kraftspec.traces.format.values import TraceError
 
-SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+SCHEMA = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 TOPIC = "FOOFOOFOOFOOFOOFOOFOOw"
 LEADER = {"broker_id": 1, "topic_id": TOPIC, "partition_id": 0}
@@ -181,7 +183,7 @@ def test_every_standard_state_and_action_is_documented() -> None:
     assert all(f"`{name}`" in text for name in ACTIONS)
 
 
-BUNDLED = Path(jsonl.__file__).parent / "tla" / "partition.jsonl.gz"
+BUNDLED = Path(jsonl.__file__).parents[1] / "tla" / "partition.jsonl.gz"
 SPEC_ACTIONS = {"handle_broker_fenced", "handle_broker_unfenced", "handle_broker_shutdown", "become_leader",
                 "update_leader_metadata", "update_broker_metadata", "stop_leading", "append", "follower_fetch",
                 "maybe_shrink_isr", "alter_partition", "handle_alter_partition_result"}
@@ -211,7 +213,7 @@ def test_the_recorders_moves_are_the_agreement_models_successors() -> None:
     from kraftspec.spec import agree_partition as agree
     from kraftspec.spec.agree import load_model
     from kraftspec.spec.tlc_config import read_constants
-    from kraftspec.traces import partition_tla
+    from kraftspec.traces.recording import partition_tla
 
     constants = read_constants(load_model("partition").config_path)
     (spec_initial,) = agree.initial_states(constants)
@@ -233,12 +235,12 @@ def test_the_recorders_moves_are_the_agreement_models_successors() -> None:
             if key not in seen:
                 seen.add(key)
                 queue.append(after)
-    assert labels == {"Fence", "Unfence", "Restart", "Learn", "AppendRecords", "FollowerFetch", "MaybeShrinkIsr",
-                      "AlterPartition"}
+    assert labels == {"HandleBrokerFenced", "HandleBrokerUnfenced", "HandleBrokerShutdown", "Learn", "AppendRecords",
+                      "FollowerFetch", "MaybeShrinkIsr", "AlterPartition"}
 
 
 def test_generate_refuses_a_simulation_of_the_partition_component(tmp_path: Path) -> None:
-    from kraftspec.traces.generate import generate_command
+    from kraftspec.traces.recording.generate import generate_command
 
     out = io.StringIO()
     assert generate_command("sim", str(tmp_path / "p.jsonl"), 1, 3, component="partition", stream=out) == 2

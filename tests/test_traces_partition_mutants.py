@@ -21,12 +21,12 @@ import pytest
 
 from kraftspec import traces
 from kraftspec.mutants import Mutant, all_mutants
-from kraftspec.traces import partition_replay
-from kraftspec.traces.check import EXIT_FINDING, check_command
-from kraftspec.traces.format import Step, Trace
-from kraftspec.traces.jsonl import read_jsonl, write_jsonl
-from kraftspec.traces.partition_trace import PARTITION
-from kraftspec.traces.replay import replay
+from kraftspec.traces.replay import partition as partition_replay
+from kraftspec.traces.replay.check import EXIT_FINDING, check_command
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.format.jsonl import read_jsonl, write_jsonl
+from kraftspec.traces.format.partition import PARTITION
+from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(traces.__file__).parent / "tla" / "partition.jsonl.gz"
 PARTITION_MUTANTS = sorted(name for name, m in all_mutants().items() if m.component == "partition")

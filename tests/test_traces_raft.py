@@ -13,14 +13,15 @@ import pytest
 from support_traces import assert_round_trips, assert_schema_lists
 
 from kraftspec import oracle
-from kraftspec.traces import jsonl, raft_replay
-from kraftspec.traces.check import EXIT_FINDING, EXIT_OK, check_command
-from kraftspec.traces.format import trace_from_json
-from kraftspec.traces.raft_trace import ACTIONS, STANDARD_STATES
-from kraftspec.traces.replay import Verdict, replay
-from kraftspec.traces.values import TraceError
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.replay.check import EXIT_FINDING, EXIT_OK, check_command
+from kraftspec.traces.format.envelope import trace_from_json
+from kraftspec.traces.format.raft import ACTIONS, STANDARD_STATES
+from kraftspec.traces.replay.verdict import Verdict, replay
+from kraftspec.traces.format.values import TraceError
 
-SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+SCHEMA = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 LEADER_CHANGE = {"type": "LeaderChangeMessage", "leader_id": 1, "voters": [1, 2, 3], "granting_voters": [1, 2]}
 
@@ -129,7 +130,7 @@ def test_a_vote_granted_to_a_shorter_log_is_flagged_with_the_vote_handler() -> N
     wrong = copy.deepcopy(VOTES)
     wrong["steps"][0]["output"]["response"]["sends"][0]["vote_granted"] = True
     divergence = diverges(wrong).divergence
-    assert divergence.step == 0 and divergence.rule == "kraftspec.reference.raft._on_vote_request"
+    assert divergence.step == 0 and divergence.rule == "kraftspec.reference.raft._handle_vote_request"
     assert [str(d) for d in divergence.diffs] == ["response.sends[0].vote_granted: expected false, observed true"]
     assert "handleVoteRequest" in divergence.rule_doc
     assert 'state: Follower {"epoch":1,"leader_id":1,' in divergence.state_before
@@ -139,7 +140,7 @@ def test_a_follower_that_does_not_truncate_is_flagged_at_the_diverging_fetch() -
     wrong = copy.deepcopy(TRUNCATION)
     wrong["steps"][1]["post"]["log_end_offset"] = 3
     divergence = diverges(wrong).divergence
-    assert divergence.step == 1 and divergence.rule == "kraftspec.reference.raft._on_fetch_response"
+    assert divergence.step == 1 and divergence.rule == "kraftspec.reference.raft._handle_fetch_response"
     assert [str(d) for d in divergence.diffs] == ["post.log_end_offset: expected 2, observed 3"]
     assert "log: end offset 3, flushed 3, last fetched epoch 2" in divergence.state_before
 
@@ -176,7 +177,7 @@ def test_a_fatal_condition_is_the_reference_refusing_the_input() -> None:
     obj["steps"].append({"input": {"action": "begin_quorum_epoch_request", "now": 60,
                                    "message": {"leader_id": 3, "leader_epoch": 3}}})
     divergence = diverges(obj).divergence
-    assert divergence.step == 4 and divergence.rule == "kraftspec.reference.raft._on_begin_quorum_epoch"
+    assert divergence.step == 4 and divergence.rule == "kraftspec.reference.raft._handle_begin_quorum_epoch_request"
     assert "RaftFatalError: leader 3 in epoch 3 conflicts with known leader 1" in str(divergence.diffs[0].expected)
 
 
@@ -202,7 +203,7 @@ def test_check_reports_a_raft_divergence_with_the_rule(tmp_path: Path) -> None:
     assert check_command([str(path)], False, out) == EXIT_FINDING
     text = out.getvalue()
     assert "DIVERGES at step 1 of 2: vote_request" in text and 'post.voted_key: expected {"id":1' in text
-    assert "rule: kraftspec.reference.raft._on_vote_request" in text and "1 conformant, 1 divergent" in text
+    assert "rule: kraftspec.reference.raft._handle_vote_request" in text and "1 conformant, 1 divergent" in text
 
 
 BAD_INPUTS = [

@@ -11,21 +11,21 @@ import pytest
 
 from kraftspec import mutants
 from kraftspec.models.raft_mutants import MUTANTS
-from kraftspec.traces import jsonl
-from kraftspec.traces.check import EXIT_OK, check_command
-from kraftspec.traces.format import trace_from_json, trace_to_json
-from kraftspec.traces.generate import EXIT_ERROR, generate_command
-from kraftspec.traces.raft_simulate import simulate_one
-from kraftspec.traces.replay import replay
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.replay.check import EXIT_OK, check_command
+from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
+from kraftspec.traces.recording.generate import EXIT_ERROR, generate_command
+from kraftspec.traces.recording.raft_simulate import UNREACHABLE_MUTANTS, simulate_one
+from kraftspec.traces.replay.verdict import replay
 
-SCHEMA = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+SCHEMA = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
 SEED = 1
 FLAGGED = {  # mutant -> (trace index of seed 1 whose recorded node shows it, first divergent step, its rule)
-    "raft_vote_shorter_log_same_epoch": (2, 39, "kraftspec.reference.raft._on_vote_request"),  # a vote granted
-    "raft_hw_at_epoch_start": (2, 10, "kraftspec.reference.raft._on_fetch_request"),  # the HW in a fetch answer
-    "raft_hw_from_minority": (2, 9, "kraftspec.reference.raft._on_vote_response"),  # the HW on election
+    "raft_vote_shorter_log_same_epoch": (2, 39, "kraftspec.reference.raft._handle_vote_request"),  # a vote granted
+    "raft_hw_at_epoch_start": (2, 10, "kraftspec.reference.raft._handle_fetch_request"),  # the HW in a fetch answer
+    "raft_hw_from_minority": (2, 9, "kraftspec.reference.raft._handle_vote_response"),  # the HW on election
     "raft_observer_starts_election": (6, 30, "kraftspec.reference.raft._poll"),  # observer 4 stops fetching
-    "raft_reset_last_fetched_epoch": (1, 37, "kraftspec.reference.raft._on_fetch_response"),
+    "raft_reset_last_fetched_epoch": (1, 37, "kraftspec.reference.raft._handle_fetch_response"),
     "raft_restart_as_leader": (2, 33, "kraftspec.reference.raft.restart"),  # Leader, not Resigned
     "raft_bootstrap_first_server": (0, 0, "kraftspec.reference.raft._poll"),  # the first Fetch's destination
 }
@@ -52,6 +52,16 @@ def test_the_simulation_is_seeded() -> None:
 
 def test_every_raft_mutant_is_listed_as_flagged_or_unobservable() -> None:
     assert {m.name for m in MUTANTS} == set(FLAGGED) | UNOBSERVABLE
+    assert set(UNREACHABLE_MUTANTS) == UNOBSERVABLE
+
+
+@pytest.mark.parametrize("name", sorted(UNOBSERVABLE))
+def test_a_mutant_the_simulation_cannot_reach_changes_nothing_it_records(name: str) -> None:
+    """The reason ``generate`` never draws it: 30 simulations of seed 1 under it record what the reference does."""
+    with mutants.get(name).applied():
+        traces = [simulate_one(SEED, index, 40) for index in range(30)]
+    assert all(replay(trace).conformant for trace in traces)
+    assert traces == [simulate_one(SEED, index, 40) for index in range(30)]
 
 
 @pytest.mark.parametrize("name", sorted(FLAGGED))
@@ -74,6 +84,8 @@ def test_generate_sim_raft_then_check(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind, mutant, message", [
     ("sim", "broker-no-duplicate-check", "mutant 'broker-no-duplicate-check' belongs to component 'broker', not raft"),
+    ("sim", "raft_check_quorum_non_voter_leader",
+     "mutant 'raft_check_quorum_non_voter_leader' cannot be exercised by the raft simulation: the voters are static"),
     ("tla", "raft_hw_from_minority", "--mutant and --mutant-share apply to simulated traces only"),
 ])
 def test_generate_refuses_what_it_cannot_record(kind: str, mutant: str, message: str, tmp_path: Path) -> None:
@@ -83,17 +95,19 @@ def test_generate_refuses_what_it_cannot_record(kind: str, mutant: str, message:
     assert message in out.getvalue() and not path.exists()
 
 
-def test_a_mutant_share_keeps_only_traces_that_show_their_mutant_and_names_the_one_never_shown(tmp_path: Path) -> None:
+def test_a_mutant_share_draws_only_reachable_mutants_and_every_trace_shows_its_mutant(tmp_path: Path) -> None:
+    """Seed 18, every trace under a mutant: each reachable mutant once, each trace flagged by the reference; the
+    unreachable mutant is never drawn and the report names it with the reason."""
     out = io.StringIO()
     path = str(tmp_path / "raft.jsonl")
-    assert generate_command("sim", path, len(MUTANTS), 18, 40, stream=out, mutant_share=1.0, component="raft") == 0
+    reachable = sorted(set(FLAGGED))
+    assert generate_command("sim", path, len(reachable), 18, 40, stream=out, mutant_share=1.0, component="raft") == 0
     traces = [trace for _, trace in jsonl.read_jsonl(path)]
-    assert sorted(t.meta["mutant"] for t in traces) == sorted(m.name for m in MUTANTS)
+    assert sorted(t.meta["mutant"] for t in traces) == reachable
     for trace in traces:
-        shown = trace.meta.get("exercised", True)
-        assert shown == (trace.meta["mutant"] not in UNOBSERVABLE), trace.id
-        assert replay(trace).conformant != shown, trace.id
+        assert "exercised" not in trace.meta and not replay(trace).conformant, trace.id
         assert (trace.meta.get("draw", 0) > 0) == ("-draw" in (trace.id or "")), trace.id
     (name,) = UNOBSERVABLE
-    assert f"mutant {name}: 1 traces, 0 exercised; 1 never exercised in 200 draws" in out.getvalue()
-    assert out.getvalue().count(" exercised, draws per trace mean ") == len(MUTANTS) - 1
+    assert f"mutant {name}: not drawn: {UNREACHABLE_MUTANTS[name]}" in out.getvalue()
+    assert "never exercised" not in out.getvalue()
+    assert out.getvalue().count(" exercised, draws per trace mean ") == len(reachable)

@@ -18,24 +18,27 @@ from kraftspec.models.raft_mutants import MUTANTS
 from kraftspec.spec.agree import load_model
 from kraftspec.spec.state_graph import state_graph
 from kraftspec.spec.tlc_config import read_constants
-from kraftspec.traces import jsonl, raft_tla
-from kraftspec.traces.check import EXIT_OK, check_command
-from kraftspec.traces.format import Trace
-from kraftspec.traces.generate import generate_command
-from kraftspec.traces.replay import replay
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.recording import raft_tla
+from kraftspec.traces.replay.check import EXIT_OK, check_command
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.recording.generate import generate_command
+from kraftspec.traces.replay.verdict import replay
 
-BUNDLED = Path(jsonl.__file__).parent / "tla" / "raft.jsonl.gz"
+BUNDLED = Path(jsonl.__file__).parents[1] / "tla" / "raft.jsonl.gz"
 SEED, WALKS = 20261124, 2500  # the bundle: kraftspec generate tla --component raft --traces 2500 --seed 20261124
 SHOWN = {  # mutant -> (a bundled trace that shows it, the step flagged, its rule, the first differing field)
-    "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-94", 4, "_on_fetch_request", "response.sends[0].high_watermark"),
-    "raft_hw_from_minority": ("tla-raft-walk-20261124-94", 3, "_on_vote_response", "post.high_watermark"),
-    "raft_reset_last_fetched_epoch": ("tla-raft-walk-20261124-1782", 4, "_on_fetch_response",
+    "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-167", 5, "_handle_fetch_request",
+                               "response.sends[0].high_watermark"),
+    "raft_hw_from_minority": ("tla-raft-walk-20261124-4", 5, "_handle_vote_response", "post.high_watermark"),
+    "raft_reset_last_fetched_epoch": ("tla-raft-cover-20261124-20", 3, "_handle_fetch_response",
                                       "response.sends[0].last_fetched_epoch"),
     "raft_restart_as_leader": ("tla-raft-cover-20261124-0", 4, "restart", "post.role"),
-    "raft_bootstrap_first_server": ("tla-raft-walk-20261124-134", 0, "_poll", "response.sends[0].destination"),
+    "raft_bootstrap_first_server": ("tla-raft-walk-20261124-19", 1, "_poll", "response.sends[0].destination"),
 }
 LATER_RULES = {  # mutant -> further rules its recordings are flagged by: where the wrong in-flight request first shows
-    "raft_bootstrap_first_server": {"_on_fetch_request", "_on_fetch_response", "_on_vote_request", "_on_vote_response"},
+    "raft_bootstrap_first_server": {"_handle_fetch_request", "_handle_fetch_response", "_handle_vote_request",
+                                    "_handle_vote_response"},
 }
 CANNOT_SHOW = {
     # MaxTimeouts = 1: the one candidate of a behaviour asks for votes with an empty log (last epoch 0) and no log

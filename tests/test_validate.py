@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from support_validate import make_bad_set
 
-from kraftspec.traces import parquet
-from kraftspec.traces.generate import generate_command, mutant_plan
+from kraftspec.traces.format import parquet
+from kraftspec.traces.recording.generate import generate_command, mutant_plan
 from kraftspec.traces.metalog.corpus import data_dirs, largest_log
-from kraftspec.traces.simulate import generate_sim
-from kraftspec.traces.validate import EXIT_ERROR, EXIT_FINDING, EXIT_OK, validate_command
-from kraftspec.traces.validate_traces import plan, validate_unit
+from kraftspec.traces.recording.broker_simulate import generate_sim
+from kraftspec.traces.engines.validate import EXIT_ERROR, EXIT_FINDING, EXIT_OK, validate_command
+from kraftspec.traces.engines.trace_units import plan, validate_unit
 
 
 def run(paths: list[str], report: Path, engine: str = "local", audit: bool = False) -> tuple[int, str]:

@@ -16,11 +16,11 @@ from kraftspec import traces
 from kraftspec.cli import main as cli_main
 from kraftspec.reference import broker
 from kraftspec.rulebook import entries
-from kraftspec.traces import broker_replay
-from kraftspec.traces.broker_trace import BROKER
-from kraftspec.traces.format import Trace, trace_from_json
-from kraftspec.traces.jsonl import read_jsonl
-from kraftspec.traces.vectors import (FILES, MANIFEST, README, Sourced, cases, export, state_json, vectors_command,
+from kraftspec.traces.replay import broker as broker_replay
+from kraftspec.traces.format.broker import BROKER
+from kraftspec.traces.format.envelope import Trace, trace_from_json
+from kraftspec.traces.format.jsonl import read_jsonl
+from kraftspec.traces.replay.vectors import (FILES, MANIFEST, README, Sourced, cases, export, state_json, vectors_command,
                                       verify)
 
 BUNDLED = Path(traces.__file__).parent / "tla"
@@ -111,7 +111,7 @@ def rebuild(pre: dict) -> broker.ClusterControl:
     """The controller state written in ``pre.json`` (the whole ClusterControl)."""
     from kraftspec.reference.frozen import FrozenMap
     from kraftspec.reference.partition import PartitionRegistration, TopicInfo
-    from kraftspec.traces.values import from_json
+    from kraftspec.traces.format.values import from_json
 
     fields = dict(pre)
     fields.pop("clock")
@@ -160,13 +160,13 @@ def test_verify_reports_unread_files_and_wrong_hashes_per_rule(exported, tmp_pat
 
 def test_verify_keeps_the_rules_an_implementation_covers(exported, tmp_path: Path) -> None:
     folder, manifest = exported
-    votes = [e["path"] for e in manifest["files"] if e["path"].startswith("raft/raft._on_vote_")]
+    votes = [e["path"] for e in manifest["files"] if e["path"].startswith("raft/raft._handle_vote_")]
     assert votes
     log = tmp_path / "read.log"
     log.write_text("\n".join(votes) + "\n")
     out = io.StringIO()
-    assert vectors_command(str(folder), [], str(log), out=out, rules=["raft._on_vote_*"]) == 0, out.getvalue()
-    assert "never read" in out.getvalue() and "rule raft/raft._on_vote_" in out.getvalue()
+    assert vectors_command(str(folder), [], str(log), out=out, rules=["raft._handle_vote_*"]) == 0, out.getvalue()
+    assert "never read" in out.getvalue() and "rule raft/raft._handle_vote_" in out.getvalue()
     assert "rule broker/" not in out.getvalue()
     assert vectors_command(str(folder), [], str(log), out=io.StringIO()) == 1  # without the filter: the rest unread
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kraftspec import oracle
-from kraftspec.traces.check import EXIT_ERROR, EXIT_FINDING, EXIT_OK, check_command
+from kraftspec.traces.replay.check import EXIT_ERROR, EXIT_FINDING, EXIT_OK, check_command
 
 VOTE = {"action": "vote_request", "now": 5,
         "message": {"replica_id": 2, "replica_epoch": 1, "last_offset_epoch": 0, "last_offset": 0}}
@@ -127,8 +127,8 @@ def test_a_report_names_the_rule_checks_with_their_values_as_json(tmp_path: Path
 
 def test_a_report_under_a_mutant_names_the_mutated_check(tmp_path: Path) -> None:
     from kraftspec.models.raft_mutants import MUTANTS
-    from kraftspec.traces.replay import replay
-    from kraftspec.traces.format import trace_from_json
+    from kraftspec.traces.replay.verdict import replay
+    from kraftspec.traces.format.envelope import trace_from_json
 
     mutant = next(m for m in MUTANTS if m.target.endswith("is_log_up_to_date"))
     behind = copy.deepcopy(VOTES_ONLY)
@@ -171,10 +171,10 @@ def test_pytest_with_an_empty_file_or_a_folder_without_traces_says_so(tmp_path: 
 def test_the_schema_documents_views() -> None:
     import jsonschema
 
-    from kraftspec.traces import jsonl
-    from kraftspec.traces.format import view_kinds
+    from kraftspec.traces.format import jsonl
+    from kraftspec.traces.format.envelope import view_kinds
 
-    schema = json.loads((Path(jsonl.__file__).parent / "trace-v1.schema.json").read_text())
+    schema = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     assert validator.is_valid(VOTES_ONLY)
     assert not validator.is_valid({**VOTES_ONLY, "view": {"sends": ["VoteRespnse"]}})
@@ -183,8 +183,8 @@ def test_the_schema_documents_views() -> None:
 
 
 def test_a_trace_with_a_view_is_never_written_to_parquet_without_it(tmp_path: Path) -> None:
-    from kraftspec.traces.format import trace_from_json
-    from kraftspec.traces.parquet import write_parquet
+    from kraftspec.traces.format.envelope import trace_from_json
+    from kraftspec.traces.format.parquet import write_parquet
 
     with pytest.raises(oracle.TraceError, match="cannot be written to Parquet"):
         write_parquet(tmp_path / "t.parquet", [trace_from_json(VOTES_ONLY)])

@@ -1,6 +1,6 @@
 """Faster construction and derivation of the reference's frozen dataclasses, installed at run time.
 
-The reference is plain ``@dataclass(frozen=True, slots=True)`` classes, derived with ``frozen.evolve``
+The reference is plain ``@dataclass(frozen=True, slots=True, kw_only=True)`` classes, derived with ``frozen.evolve``
 (``dataclasses.replace``). Their generated ``__init__`` sets each field through ``object.__setattr__``;
 :func:`install` instead gives every such class of ``kraftspec.reference`` a constructor that fills a mutable twin
 with the same slots and then gives it the frozen class, and points ``evolve`` in every loaded kraftspec module at

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import io
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -31,8 +28,8 @@ def _components_with_specs() -> list[str]:
 def cmd_tlc(args: argparse.Namespace) -> int:
     """Model-check each component's spec with TLC: its config, then (``--deep``) its ``.deep.cfg`` (larger bounds)
     where one exists."""
+    from kraftspec.main_job import tlc_report
     from kraftspec.spec.agree import load_model
-    from kraftspec.spec.tla_parse import to_tla
     from kraftspec.spec.tlc import TlcError, run_tlc
 
     status = EXIT_OK
@@ -53,36 +50,45 @@ def cmd_tlc(args: argparse.Namespace) -> int:
             print(f"TLC {name}: error: {exc}")
             status = EXIT_ERROR
             continue
-        print(f"TLC {name}: {result.verdict}, {result.distinct_states} distinct states "
-              f"({result.states_generated} generated, depth {result.depth}) in {result.duration:.1f} s")
-        if result.verdict != "ok":
-            status = max(status, EXIT_FINDING)
-            print(f"  violated: {result.violated or result.error_message or result.verdict}; error trace:")
-            for index, step in enumerate(result.trace, start=1):
-                print(f"  {index}. {step.action or 'initial state'}")
-                for variable, value in sorted(step.state.items()):
-                    print(f"       /\\ {variable} = {to_tla(value)}")
+        run_status, text = tlc_report(name, result)
+        print(text)
+        status = max(status, run_status)
     return status
 
 
 def cmd_agree(args: argparse.Namespace) -> int:
-    """Compare the reference's reachable graph with TLC's, per component."""
-    from kraftspec.spec.agree import check_agreement, explain, load_model
+    """Compare the reference's reachable graph with TLC's, per component, by fingerprints (under each spec's
+    ``.deep.cfg`` with ``--deep``, where one exists); a difference is explained by the exact check where it fits."""
+    import tempfile
+
+    from kraftspec.spec.agree import check_agreement, explain, graph_from_dot, load_model
+    from kraftspec.spec.agree_fingerprint import check_fingerprints, explain_fingerprints
     from kraftspec.spec.tlc import TlcError
 
     status = EXIT_OK
     for component in args.components or _components_with_specs():
         model = load_model(component)
-        try:
-            report = check_agreement(model, timeout_s=args.timeout, workers=args.workers)
-        except TlcError as exc:
-            print(f"agree {component}: error: {exc}")
-            status = EXIT_ERROR
-            continue
-        print(report.summary() + f"  (TLC {report.tlc_seconds:.1f} s, reference {report.reference_seconds:.1f} s)")
-        if not report.identical:
-            print(explain(report, model))
+        model = (model.deepened() or model) if getattr(args, "deep", False) else model
+        with tempfile.TemporaryDirectory(prefix="kraftspec-agree-") as tmp:
+            dot = Path(tmp) / "states.dot"
+            try:
+                check = check_fingerprints(model, dot, timeout_s=args.timeout, workers=args.workers,
+                                           progress=(lambda line: print(line, flush=True)) if model.deep else None)
+            except TlcError as exc:
+                print(f"agree {component}: error: {exc}")
+                status = EXIT_ERROR
+                continue
+            report = check.report
+            print(report.summary() + f"  ({model.config_path.name}; TLC and reading its graph "
+                  f"{report.tlc_seconds:.1f} s, reference {report.reference_seconds:.1f} s)", flush=True)
+            if report.identical:
+                continue
             status = max(status, EXIT_FINDING)
+            if model.deep:
+                print(explain_fingerprints(check, dot))
+                continue
+            exact = check_agreement(model, spec=(graph_from_dot(dot), report.tlc_seconds))
+            print(explain(exact, model))
     return status
 
 
@@ -131,7 +137,7 @@ def _positive(text: str) -> int:
 
 def _jobs_or_all(jobs: Optional[int]) -> int:
     """``--jobs`` as given, or all the cores this process may use."""
-    from kraftspec.traces.jobs import default_jobs
+    from kraftspec.traces.engines.jobs import default_jobs
 
     return default_jobs() if jobs is None else jobs
 
@@ -139,9 +145,9 @@ def _jobs_or_all(jobs: Optional[int]) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Replay trace files through the reference; report each trace's first divergence."""
     if args.with_tlc:
-        from kraftspec.traces.tlc_validate import check_with_tlc
+        from kraftspec.traces.replay.tlc_validate import check_with_tlc
         return check_with_tlc(args.traces, as_json=args.json)
-    from kraftspec.traces.check import check_command
+    from kraftspec.traces.replay.check import check_command
     return check_command(args.traces, as_json=args.json, jobs=_jobs_or_all(args.jobs))
 
 
@@ -161,20 +167,20 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     """Generate traces: seeded simulations (optionally under a mutant) or walks of TLC's state graph."""
-    from kraftspec.traces.generate import generate_command
+    from kraftspec.traces.recording.generate import generate_command
     return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover,
                             mutant_share=args.mutant_share, row_group=args.row_group, component=args.component)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate Parquet trace sets (or audit metadata logs) on Spark or in one process; Parquet report and summary."""
-    from kraftspec.traces.validate import validate_command
+    from kraftspec.traces.engines.validate import validate_command
     return validate_command(args.paths, args.engine, args.report, args.master, args.audit, jobs=args.jobs)
 
 
 def cmd_vectors(args: argparse.Namespace) -> int:
     """Export test vectors (one folder per case, with a manifest), or check a consumer's read log against them."""
-    from kraftspec.traces.vectors import vectors_command
+    from kraftspec.traces.replay.vectors import vectors_command
     if args.verify and not args.read_log:
         print("kraftspec vectors: --verify needs --read-log FILE (the files a consumer run opened)", file=sys.stderr)
         return EXIT_ERROR
@@ -214,60 +220,13 @@ def cmd_table(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _scenario_tests() -> Optional[list[Path]]:
-    """The scenario test files of a kraftspec checkout (the current directory or above), if there is one."""
-    for folder in (Path.cwd(), *Path.cwd().parents):
-        tests = folder / "tests"
-        if (folder / "pyproject.toml").exists() and tests.is_dir():
-            return sorted(tests.glob("test_*_scenarios.py"))
-    return None
-
-
-def _check_bundled_traces() -> int:
-    """``kraftspec check`` on every bundled ``traces/tla/*.jsonl.gz``: the per-component lines, the totals and any
-    divergence in full (one line per conformant trace is left out)."""
-    from kraftspec import traces
-    from kraftspec.traces.check import check_command
-
-    bundled = sorted(str(p) for p in (Path(traces.__file__).parent / "tla").glob("*.jsonl.gz"))
-    buffer = io.StringIO()
-    status = check_command(bundled, False, buffer)
-    print("\n".join(line for line in buffer.getvalue().splitlines() if ": conformant (" not in line))
-    return status
-
-
 def cmd_main(args: argparse.Namespace) -> int:
-    """The main job on bundled inputs: TLC on every spec, every agreement check, the bundled scenarios and
-    recorded traces, the audit of the bundled metadata logs."""
-    started = time.perf_counter()
-    print("== Model checking (TLC) ==")
-    status = cmd_tlc(args)
-    print("\n== Spec / reference agreement ==")
-    status = max(status, cmd_agree(args))
-    print("\n== Kafka's scenarios, replayed through the reference ==")
-    files = _scenario_tests()
-    if files:
-        completed = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *map(str, files)],
-                                   capture_output=True, text=True)
-        print(completed.stdout.strip().splitlines()[-1] if completed.stdout.strip() else completed.stderr)
-        if completed.returncode != 0:
-            status = max(status, EXIT_FINDING)
-    else:
-        print("scenarios: no kraftspec checkout here (run from the repository to replay tests/test_*_scenarios.py)")
-    print("\n== The bundled TLC-recorded traces, replayed through the reference (kraftspec check) ==")
-    status = max(status, _check_bundled_traces())
-    print("\n== Audit of the bundled real KRaft metadata logs ==")
-    from kraftspec.traces.metalog.audit import audit_paths
-    from kraftspec.traces.metalog.corpus import data_dirs
+    """The main job on bundled inputs: TLC on every spec (its state graph compared with the reference's), the bundled
+    scenarios and recorded traces, the audit of the bundled metadata logs; side by side on ``--jobs`` processes."""
+    from kraftspec.main_job import run_main
 
-    report = audit_paths([str(p) for p in data_dirs()])
-    print(report.summary_line())
-    if not report.ok:
-        print(report.render())
-        status = max(status, EXIT_FINDING)
-    print(f"\nmain: {'all checks passed' if status == EXIT_OK else 'FINDINGS above'} "
-          f"in {time.perf_counter() - started:.0f} s")
-    return status
+    return run_main(_components_with_specs(), deep=args.deep, timeout_s=args.timeout, workers=args.workers,
+                    jobs=_jobs_or_all(args.jobs))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -287,10 +246,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--deep", action="store_true",
                          help="also model-check each spec's .deep.cfg (larger bounds: tens of minutes on 2 cores)")
 
-    main = add("main", cmd_main, "run the main job: TLC, agreement and scenarios, with a short report")
+    main = add("main", cmd_main, "run the main job: TLC, agreement and scenarios, with a short report (--deep: also "
+                                 "the .deep.cfg bounds and the real-cluster scenarios)")
     tlc_options(main)
     deep_option(main)
-    main.set_defaults(components=[], module=None, config=None)
+    main.add_argument("--jobs", type=_positive, help="worker processes for its stages (default: all cores)")
     tlc = add("tlc", cmd_tlc, "model-check component specs with TLC")
     tlc.add_argument("components", nargs="*", help="components (default: all with a spec)")
     tlc.add_argument("--module", help="check this TLA+ module instead of the components' specs")
@@ -299,6 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
     deep_option(tlc)
     agree = add("agree", cmd_agree, "check that the reference and the TLA+ spec have the same state graph")
     agree.add_argument("components", nargs="*", help="components (default: all with a spec)")
+    agree.add_argument("--deep", action="store_true",
+                       help="under each spec's .deep.cfg where one exists (raft: about 10 million states)")
     tlc_options(agree)
     prove = add("prove", cmd_prove, "run CrossHair over the contracts in kraftspec.proofs")
     prove.add_argument("components", nargs="*", help="components (default: all)")
@@ -423,7 +385,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _escape(text: str) -> str:
-    from kraftspec.traces.limits import one_line
+    from kraftspec.traces.format.limits import one_line
 
     return one_line(text)
 

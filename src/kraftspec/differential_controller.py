@@ -33,10 +33,10 @@ from kraftspec.models.controller_strategies import (
 )
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.records import FeatureRange
-from kraftspec.traces import replay as replay_module
-from kraftspec.traces.format import Step, Trace, components, step_from_json
-from kraftspec.traces.jsonl import dumps
-from kraftspec.traces.values import to_json
+from kraftspec.traces.replay import verdict as replay_module
+from kraftspec.traces.format.envelope import Step, Trace, components, step_from_json
+from kraftspec.traces.format.jsonl import dumps
+from kraftspec.traces.format.values import to_json
 
 COMPONENT = "controller"
 INCARNATIONS = ("incA", "incB", "incC", "inc1", "old", "new")
@@ -79,17 +79,15 @@ def profile(kafka_version: str) -> Profile:
     return PROFILES[minor]
 
 
-class ControllerDivergence(AssertionError):
-    """Kafka and the reference disagree; the message is the report and the trace so far (JSON Lines)."""
-
-    def __init__(self, message: str, trace: Trace) -> None:
-        super().__init__(message)
-        self.trace = trace
+class ControllerDivergence(oracle.DivergenceError):
+    """The implementation behind the adapter (Kafka, or a user's) and the reference disagree; the message is the
+    report and the trace so far (JSON Lines)."""
 
 
 def feature_ranges() -> st.SearchStrategy[tuple[FeatureRange, ...]]:
     """Up to two supported-feature ranges with distinct names."""
-    return st.lists(st.builds(FeatureRange, st.sampled_from(FEATURE_NAMES), st.integers(0, 3), st.integers(3, 31)),
+    return st.lists(st.builds(FeatureRange, name=st.sampled_from(FEATURE_NAMES), min_supported=st.integers(0, 3),
+                              max_supported=st.integers(3, 31)),
                     max_size=2, unique_by=lambda f: f.name).map(tuple)
 
 
@@ -143,9 +141,9 @@ def sendable_describe_cluster_requests() -> st.SearchStrategy[Any]:
     from kraftspec.reference.describe_cluster import DescribeClusterRequest
 
     return st.integers(0, 2).flatmap(lambda v: st.builds(
-        DescribeClusterRequest, st.just(v), st.booleans(),
-        st.sampled_from((1, 2, 0, 3, 123, -1)) if v >= 1 else st.just(1),
-        st.booleans() if v >= 2 else st.just(False)))
+        DescribeClusterRequest, version=st.just(v), include_cluster_authorized_operations=st.booleans(),
+        endpoint_type=st.sampled_from((1, 2, 0, 3, 123, -1)) if v >= 1 else st.just(1),
+        include_fenced_brokers=st.booleans() if v >= 2 else st.just(False)))
 
 
 CHOICES = ("jitter", "chooser", "order")
@@ -180,7 +178,7 @@ class ControllerDifferential:
 
     def _fail(self, report: str) -> None:
         trace = self.trace()
-        raise ControllerDivergence(f"Kafka and the reference disagree: {report}\n  the trace so far (kraftspec "
+        raise ControllerDivergence(f"the implementation and the reference disagree: {report}\n  the trace so far (kraftspec "
                                    f"conform --kafka replays it on Kafka, kraftspec check on the reference):\n"
                                    f"{dumps(trace)}", trace)
 
@@ -199,9 +197,9 @@ class ControllerDifferential:
                 self.refusals += 1
                 PATHS.update(paths_of(input, self.position.state, self.position.state, None))
                 return None
-            self._fail(f"Kafka refused {dict(input)} ({exc}); the reference accepts it")
+            self._fail(f"the implementation refused {dict(input)} ({exc}); the reference accepts it")
         if refused_by_reference:
-            self._fail(f"the reference refuses {dict(input)}; Kafka accepted it: {output}")
+            self._fail(f"the reference refuses {dict(input)}; the implementation accepted it: {output}")
         stated = dict(output.pop("input", input))
         if _without_choices(stated) != _without_choices(input):
             self._fail(f"the step Kafka answered states another input than the one sent: sent {dict(input)}, "

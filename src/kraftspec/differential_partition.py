@@ -37,7 +37,7 @@ from kraftspec.oracle import Adapter, Differential
 from kraftspec.reference import metadata_version as mv
 from kraftspec.reference.broker_registration import BrokerRegistration
 from kraftspec.reference.partition_rules import KAFKA_4_0, KAFKA_4_1, KAFKA_4_3, LOST_DIR, MIGRATING_DIR, UNASSIGNED_DIR
-from kraftspec.traces.values import to_json
+from kraftspec.traces.format.values import to_json
 
 CONTROLLER_ACTIONS = ("alter_partition", "elect_leaders", "maybe_balance_partition_leaders",
                       "maybe_elect_unclean_leaders", "alter_partition_reassignment", "handle_broker_fenced",

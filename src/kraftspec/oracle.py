@@ -1,6 +1,6 @@
 """The conformance oracle from Python: replay traces, check single steps, drive another implementation.
 
-* :func:`replay` judges a whole trace (a :class:`~kraftspec.traces.format.Trace`, its JSON object or
+* :func:`replay` judges a whole trace (a :class:`~kraftspec.traces.format.envelope.Trace`, its JSON object or
   one JSON line); :func:`read` yields the traces of a JSON Lines or Parquet file, or why an item is
   unreadable; :func:`describe` is the report ``kraftspec check`` prints.
 * :func:`start` and :func:`check_step` walk a trace one step at a time: each check gives the
@@ -11,7 +11,10 @@
   ``RuleBasedStateMachine`` that generates that component's inputs, so Hypothesis finds and shrinks
   a sequence on which the two disagree. Inputs and outputs are in the trace format's JSON
   vocabulary (``traces/FORMAT.md``), so an adapter needs nothing from the reference; a ``view``
-  (``{"sends": ["VoteResponse"]}``) compares only the outputs an implementation covers.
+  (``{"sends": ["VoteResponse"]}``) compares only the outputs an implementation covers. An implementation of part
+  of a component starts each example from its own ``initial`` states (:func:`partition_machine`,
+  :func:`controller_machine`), is given only the ``actions`` it implements, and raises :class:`Refused` for an
+  input it refuses. ``examples/`` holds one worked example per component.
 """
 
 from __future__ import annotations
@@ -23,22 +26,23 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Protocol, Union
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
+from kraftspec.harness.adapter import KafkaRefused
 from kraftspec.models.broker_strategies import BROKER_IDS, directory_of, registration_request
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION
-from kraftspec.traces import replay as replay_module
-from kraftspec.traces.check import describe
-from kraftspec.traces.format import FORMAT_VERSION, Step, Trace, check_in_view, components, step_from_json, \
+from kraftspec.traces.replay import verdict as replay_module
+from kraftspec.traces.replay.check import describe
+from kraftspec.traces.format.envelope import FORMAT_VERSION, Step, Trace, check_in_view, components, step_from_json, \
     trace_from_json
-from kraftspec.traces.jsonl import dumps, parse_line, read_jsonl
-from kraftspec.traces.parquet import read_parquet
-from kraftspec.traces.replay import REPLAYERS, FieldDiff, Verdict
-from kraftspec.traces.values import TraceError, to_json
+from kraftspec.traces.format.jsonl import dumps, parse_line, read_jsonl
+from kraftspec.traces.format.parquet import read_parquet
+from kraftspec.traces.replay.verdict import REPLAYERS, FieldDiff, Verdict
+from kraftspec.traces.format.values import TraceError, to_json
 
-__all__ = ["Adapter", "Differential", "DivergenceError", "Position", "StepCheck", "Trace", "TraceError", "Verdict",
-           "assert_conformant", "broker_machine", "check_step", "controller_machine", "describe", "partition_machine",
-           "raft_machine", "read", "replay", "start", "EMPTY_BROKER_CLUSTER"]
+__all__ = ["Adapter", "CONTROLLER_ACTIONS", "Differential", "DivergenceError", "Position", "Refused", "StepCheck",
+           "Trace", "TraceError", "Verdict", "assert_conformant", "broker_machine", "check_step", "controller_machine",
+           "describe", "partition_machine", "raft_machine", "read", "replay", "start", "EMPTY_BROKER_CLUSTER"]
 
 TraceLike = Union[Trace, Mapping[str, Any], str, bytes]
 EMPTY_BROKER_CLUSTER: dict[str, Any] = {"explicit": {
@@ -154,6 +158,17 @@ class Adapter(Protocol):
     def step(self, input: Mapping[str, Any]) -> Mapping[str, Any]: ...
 
 
+class Refused(KafkaRefused):
+    """Raised by an adapter's ``step`` for an input its implementation refuses (as Kafka's code throws).
+
+    :func:`controller_machine` sends every input to both sides and fails unless both refuse the same inputs; the
+    other machines send an input the reference refuses to neither side.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("Refused", reason)
+
+
 class DivergenceError(AssertionError):
     """The implementation and the reference disagree; the message is the report and the trace so far."""
 
@@ -210,18 +225,72 @@ class Differential:
         return checked
 
 
-def partition_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBasedStateMachine]:
-    """:func:`kraftspec.differential_partition.partition_machine`: the partition component's differential machine."""
+InitialStates = Union[Mapping[str, Any], st.SearchStrategy[Mapping[str, Any]], None]
+"""A trace's ``initial`` object, a Hypothesis strategy of them, or None for the states a machine draws itself."""
+
+
+def _starting_from(machine: type[RuleBasedStateMachine], initializer: str, initial: InitialStates,
+                   begin: Callable[[Any, Mapping[str, Any]], None]) -> type[RuleBasedStateMachine]:
+    """``machine`` with its ``initializer`` rule replaced by ``begin`` (which starts from a trace ``initial``
+    object) on the states ``initial`` gives; ``machine`` itself if it is None."""
+    if initial is None:
+        return machine
+    strategy = initial if isinstance(initial, st.SearchStrategy) else st.just(dict(initial))
+
+    def starting(self: RuleBasedStateMachine, initial: Mapping[str, Any]) -> None:
+        begin(self, initial)
+
+    starting.__name__ = initializer
+    return type(machine.__name__, (machine,), {initializer: initialize(initial=strategy)(starting)})
+
+
+def partition_machine(adapter: Callable[[], Adapter], initial: InitialStates = None,
+                      **options: Any) -> type[RuleBasedStateMachine]:
+    """:func:`kraftspec.differential_partition.partition_machine`: the partition component's differential machine.
+
+    ``initial``: every example starts from it (a trace ``initial`` object, or a strategy drawing them) instead of
+    the explicit states the machine draws, so that an implementation covering part of the component (ELR off, one
+    metadata.version, say) starts where it applies (``examples/differential_partition``).
+    """
     from kraftspec.differential_partition import partition_machine as build
 
-    return build(adapter, **options)
+    def begin(machine: Any, initial: Mapping[str, Any]) -> None:
+        machine.differential = Differential(adapter(), initial, "partition")
+
+    return _starting_from(build(adapter, **options), "start", initial, begin)
 
 
-def controller_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBasedStateMachine]:
-    """:func:`kraftspec.differential_controller.controller_machine`: the controller component's differential machine."""
+CONTROLLER_RULES: dict[str, str] = {
+    "start": "start", "maybe_send": "maybe_send", "on_metadata_update": "on_metadata_update",
+    "unsolicited_response": "on_response", "on_response": "on_response", "on_deadline": "on_deadline",
+    "restart": "restart", "register_own": "register_controller", "register_controller": "register_controller",
+    "replay_register_controller": "replay_register_controller", "describe_cluster": "describe_cluster",
+    "check_request_serializable": "check_request_serializable", "advance_clock": "advance_clock"}
+"""The controller machine's rules and the action each sends."""
+CONTROLLER_ACTIONS: tuple[str, ...] = tuple(dict.fromkeys(CONTROLLER_RULES.values()))
+"""Every controller action :func:`controller_machine` generates."""
+
+
+def controller_machine(adapter: Callable[[], Adapter], initial: InitialStates = None,
+                       actions: tuple[str, ...] = CONTROLLER_ACTIONS, **options: Any) -> type[RuleBasedStateMachine]:
+    """:func:`kraftspec.differential_controller.controller_machine`: the controller component's differential machine.
+
+    ``initial`` as for :func:`partition_machine`; ``actions``: the inputs generated (:data:`CONTROLLER_ACTIONS`
+    names them), e.g. the active controller's alone, without the registration manager's
+    (``examples/differential_controller``). Every input goes to both sides: the adapter raises :class:`Refused` for
+    the inputs the reference refuses (a DescribeCluster request its version cannot carry, a response with no request
+    pending), and a disagreement fails with ``kraftspec.differential_controller.ControllerDivergence``.
+    """
     from kraftspec.differential_controller import controller_machine as build
 
-    return build(adapter, **options)
+    unknown = set(actions) - set(CONTROLLER_ACTIONS)
+    if unknown:
+        raise ValueError(f"unknown controller action(s) {sorted(unknown)} (known: {', '.join(CONTROLLER_ACTIONS)})")
+    machine = build(adapter, **options)
+    machine = _starting_from(machine, "init", initial, getattr(machine, "init"))
+    # Hypothesis collects a machine's rules from its attributes: a rule overridden by None is no rule
+    left_out = {name: None for name, action in CONTROLLER_RULES.items() if action not in actions}
+    return type(machine.__name__, (machine,), left_out) if left_out else machine
 
 
 def raft_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBasedStateMachine]:

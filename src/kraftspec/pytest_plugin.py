@@ -74,8 +74,8 @@ class TraceFile(pytest.File):
             seen.add(name)
             yield TraceItem.from_parent(self, name=name, where=where, item=item)
         if not seen:
-            from kraftspec.traces.check import NO_TRACE
-            from kraftspec.traces.values import TraceError
+            from kraftspec.traces.replay.check import NO_TRACE
+            from kraftspec.traces.format.values import TraceError
 
             yield TraceItem.from_parent(self, name="file", where="", item=TraceError(NO_TRACE))
 
@@ -93,7 +93,7 @@ class TraceItem(pytest.Item):
 
     def runtest(self) -> None:
         from kraftspec.oracle import describe, replay
-        from kraftspec.traces.values import TraceError
+        from kraftspec.traces.format.values import TraceError
 
         if isinstance(self.item, Exception):
             raise TraceCheckFailure(f"{self._label()}: error: {' '.join(str(self.item).split())}")

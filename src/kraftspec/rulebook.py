@@ -73,10 +73,11 @@ def _unique(items: Sequence[str]) -> tuple[str, ...]:
 
 
 def traced_rules() -> set[str]:
-    """The rules trace inputs name (``Action(name, rule, ...)`` in ``kraftspec.traces.*_trace``), as ``module.function``
-    (the broker component names functions of ``reference/broker.py`` without their module)."""
+    """The rules trace inputs name (``Action(name, rule, ...)`` in each component's ``kraftspec.traces.format``
+    module), as ``module.function`` (the broker component names functions of ``reference/broker.py`` without their
+    module)."""
     out = set()
-    for path in sorted(_package_dir("kraftspec.traces").glob("*_trace.py")):
+    for path in sorted(_package_dir("kraftspec.traces.format").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Action" and len(node.args) > 1
                     and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress as RichProgress, TransferSpeedColumn
 
 from kraftspec.reference.broker_registration import ReplayError
-from kraftspec.traces.limits import describe_os_error, escape_controls, is_regular, open_regular
+from kraftspec.traces.format.limits import describe_os_error, escape_controls, is_regular, open_regular
 from kraftspec.traces.metalog import raft_rules as R
 from kraftspec.traces.metalog.control import ABORT, COMMIT, LEADER_CHANGE, control_type, decode_control
 from kraftspec.traces.metalog.convert import to_record

@@ -15,11 +15,13 @@ Converter = Callable[[dict[str, Any], int], Any]
 
 
 def _endpoints(items: tuple[dict[str, Any], ...]) -> tuple[r.Endpoint, ...]:
-    return tuple(r.Endpoint(e["name"], e["host"], e["port"], e["security_protocol"]) for e in items)
+    return tuple(r.Endpoint(name=e["name"], host=e["host"], port=e["port"],
+                            security_protocol=e["security_protocol"]) for e in items)
 
 
 def _features(items: tuple[dict[str, Any], ...]) -> tuple[r.FeatureRange, ...]:
-    return tuple(r.FeatureRange(f["name"], f["min_supported_version"], f["max_supported_version"]) for f in items)
+    return tuple(r.FeatureRange(name=f["name"], min_supported=f["min_supported_version"],
+                                max_supported=f["max_supported_version"]) for f in items)
 
 
 def _register_broker(d: dict[str, Any], v: int) -> r.RegisterBrokerRecord:
@@ -32,7 +34,8 @@ def _register_broker(d: dict[str, Any], v: int) -> r.RegisterBrokerRecord:
 
 def _register_controller(d: dict[str, Any], v: int) -> r.RegisterControllerRecord:
     return r.RegisterControllerRecord(
-        controller_id=d["controller_id"], incarnation_id=d["incarnation_id"], zk_migration_ready=d["zk_migration_ready"],
+        controller_id=d["controller_id"], incarnation_id=d["incarnation_id"],
+        zk_migration_ready=d["zk_migration_ready"],
         end_points=_endpoints(d["end_points"]), features=_features(d["features"]), version=v)
 
 

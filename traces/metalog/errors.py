@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kraftspec.traces.limits import escape_controls
+from kraftspec.traces.format.limits import escape_controls
 
 
 class LogFormatError(ValueError):

@@ -13,7 +13,7 @@ from kraftspec.reference.raft_quorum_file import QuorumStateData, QuorumStateFil
 from kraftspec.reference.raft_quorum_file import read_quorum_state as parse_quorum_state
 from kraftspec.reference.storage import MetaProperties, StorageError, parse_meta_properties, parse_properties
 from kraftspec.reference.storage_rules import uuid_from_string
-from kraftspec.traces.limits import LimitError, describe_os_error, loads, open_regular, quote
+from kraftspec.traces.format.limits import LimitError, describe_os_error, loads, open_regular, quote
 from kraftspec.traces.metalog.errors import LogFormatError
 
 MAX_SMALL_FILE = 1 << 20
@@ -58,7 +58,7 @@ def read_quorum_state(path: str) -> QuorumStateData:
     offset is the JSON syntax error's, or the offending key's."""
     text = _read_text(path)
     try:
-        loads(text)  # within the limits on nesting and number size (kraftspec.traces.limits)
+        loads(text)  # within the limits on nesting and number size (kraftspec.traces.format.limits)
     except LimitError as exc:
         raise LogFormatError(path, 0, str(exc)) from None
     except ValueError:

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from kraftspec.traces.limits import open_regular
+from kraftspec.traces.format.limits import open_regular
 from kraftspec.traces.metalog.control import LEADER_CHANGE, decode_control
 from kraftspec.traces.metalog.errors import DecodeError, LogFormatError
 from kraftspec.traces.metalog.files import read_leader_epoch_checkpoint, read_meta_properties, read_quorum_state

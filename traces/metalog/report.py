@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from kraftspec.reference.metadata_version import name_of
-from kraftspec.traces.limits import escape_controls
+from kraftspec.traces.format.limits import escape_controls
 
 MAX_VIOLATIONS_KEPT = 1000
 """Violations kept per directory (the rest are only counted) so a broken log cannot exhaust memory."""

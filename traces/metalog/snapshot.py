@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from kraftspec.reference.broker_registration import ReplayError
-from kraftspec.traces.limits import describe_os_error, open_regular
+from kraftspec.traces.format.limits import describe_os_error, open_regular
 from kraftspec.traces.metalog.control import KRAFT_VERSION, KRAFT_VOTERS, SNAPSHOT_FOOTER, SNAPSHOT_HEADER, decode_control
 from kraftspec.traces.metalog.convert import to_record
 from kraftspec.traces.metalog.errors import DecodeError, LogFormatError

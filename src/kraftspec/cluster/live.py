@@ -9,7 +9,7 @@ the image it replayed; ``cluster_image`` turns it into the reference's ``describ
   live id must be one the reference gives for some choice);
 * DescribeQuorum v2 to every reachable controller: the leader's id and epoch, its voters and observers against
   the log's last LeaderChange and the registered brokers, the followers' NOT_LEADER_OR_FOLLOWER
-  (``reference.raft._on_describe_quorum``);
+  (``reference.raft._handle_describe_quorum_request``);
 * ``kafka-cluster list-endpoints`` run from Kafka's tools jar (``--bootstrap-server`` with and without
   ``--include-fenced-brokers``, and ``--bootstrap-controller``), its stdout against ``reference.cluster_tool``.
 """
@@ -102,9 +102,12 @@ def cluster_image(audited: Audited) -> ClusterImage:
     image = audited.image
     controllers = {}
     for cid, (incarnation, zk_ready, endpoints, features) in image.controllers.items():
-        controllers[cid] = ControllerRegistration(cid, incarnation, zk_ready, tuple(endpoints), tuple(features))
-    return ClusterImage(audited.report.cluster_id or "", FrozenMap(image.brokers), FrozenMap(controllers),
-                        audited.leader_id, image.metadata_version or 0)
+        controllers[cid] = ControllerRegistration(controller_id=cid, incarnation_id=incarnation,
+                                                  zk_migration_ready=zk_ready, listeners=tuple(endpoints),
+                                                  features=tuple(features))
+    return ClusterImage(cluster_id=audited.report.cluster_id or "", brokers=FrozenMap(image.brokers),
+                        controllers=FrozenMap(controllers),
+                        raft_leader_id=audited.leader_id, metadata_version=image.metadata_version or 0)
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,8 @@ def describe_cluster_checks(cluster: Any, image: ClusterImage) -> tuple[list[Mis
     """Every reachable listener, DescribeCluster v0–v2 x endpoint type x include-fenced, against the reference."""
     mismatches, asked = [], 0
     targets = [(n, Receiver.BROKER, n.broker_port, BROKER_LISTENER) for n in cluster.reachable_brokers()]
-    targets += [(n, Receiver.CONTROLLER, n.controller_port, CONTROLLER_LISTENER) for n in cluster.reachable_controllers()]
+    targets += [(n, Receiver.CONTROLLER, n.controller_port,
+                 CONTROLLER_LISTENER) for n in cluster.reachable_controllers()]
     unfenced = max(1, sum(1 for b in image.brokers.values() if not b.fenced))
     for node, receiver, port, listener in targets:
         try:  # the versions this listener serves (Kafka 3.9 has no DescribeCluster v2; KIP-1073 came in 4.0)
@@ -155,8 +159,10 @@ def describe_cluster_checks(cluster: Any, image: ClusterImage) -> tuple[list[Mis
         for version in (v for v in (0, 1, 2) if low <= v <= high):
             for endpoint_type in ((ENDPOINT_BROKER,) if version == 0 else (ENDPOINT_BROKER, ENDPOINT_CONTROLLER)):
                 for include_fenced in ((False,) if version < 2 else (False, True)):
-                    request = DescribeClusterRequest(version, False, endpoint_type, include_fenced)
-                    expected = [describe_cluster(image, receiver, request, listener, chooser=c) for c in range(unfenced)]
+                    request = DescribeClusterRequest(version=version, include_cluster_authorized_operations=False,
+                                                     endpoint_type=endpoint_type, include_fenced_brokers=include_fenced)
+                    expected = [describe_cluster(image, receiver, request, listener,
+                                                 chooser=c) for c in range(unfenced)]
                     what = (f"DescribeCluster v{version} endpointType={endpoint_type} includeFenced={include_fenced} "
                             f"to {receiver.value} {node.node_id}")
                     asked += 1
@@ -171,9 +177,10 @@ def describe_cluster_checks(cluster: Any, image: ClusterImage) -> tuple[list[Mis
     return mismatches, asked
 
 
-def describe_quorum_checks(cluster: Any, audited: Audited, image: ClusterImage) -> tuple[list[Mismatch], Optional[wire.DescribeQuorumAnswer]]:
+def describe_quorum_checks(cluster: Any, audited: Audited, image: ClusterImage) -> tuple[list[Mismatch],
+                                                                                         Optional[wire.DescribeQuorumAnswer]]:
     """DescribeQuorum v2 to each reachable controller: the leader describes, the others refuse
-    (NOT_LEADER_OR_FOLLOWER, ``reference.raft._on_describe_quorum``)."""
+    (NOT_LEADER_OR_FOLLOWER, ``reference.raft._handle_describe_quorum_request``)."""
     mismatches: list[Mismatch] = []
     leader_answer = None
     for node in cluster.reachable_controllers():

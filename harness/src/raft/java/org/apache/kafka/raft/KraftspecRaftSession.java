@@ -83,8 +83,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   request's sender.</li>
  *   <li>{@code vote_response}, {@code fetch_response}, {@code quorum_epoch_response}: an inbound response from
  *   {@code source} with the message's correlation id, or without one the id of the last request the client sent
- *   to {@code source} (what it has outstanding there, if anything); Fetch records become one batch per entry from
- *   the client's log end offset; then {@code poll()}.</li>
+ *   to {@code source} (what it has outstanding there, if anything); where the input states the request it answers
+ *   ({@code answers}, added by the Python hook from the trace's own sends), the id the client gave that same request
+ *   instead, or one it never gave ({@link #answeredCorrelationId}), reported as {@code delivered_correlation_id};
+ *   Fetch records become one batch per entry from the client's log end offset; then {@code poll()}.</li>
  *   <li>{@code tick}: {@code poll()}. {@code append}: {@code prepareAppend(epoch, records)} and
  *   {@code schedulePreparedAppend()}, then {@code poll()} (which drains and flushes); a
  *   {@code NotLeaderException} answers {@code last_offset: null} without a poll, as the reference does.
@@ -114,6 +116,8 @@ public final class KraftspecRaftSession implements Session {
     private static final String CLUSTER_STAND_IN = "kraftspec-harness-cluster";
     /** Kafka's clock is the trace's plus this (2023-11-14T22:13:20Z): an epoch-millisecond clock. */
     static final long CLOCK_BASE = 1_700_000_000_000L;
+    /** A correlation id the client never gives a request (its ids count from 1). */
+    static final int NO_REQUEST = -1;
 
     private final int localId;
     private final TreeSet<Integer> voters = new TreeSet<>();
@@ -139,6 +143,15 @@ public final class KraftspecRaftSession implements Session {
     private Incarnation node;
     private long clock;
     private final List<ObjectNode> sends = new ArrayList<>();
+    /** Every request the client sent, with the index of the input whose handling sent it. */
+    private final List<SentRequest> requested = new ArrayList<>();
+    /** The index of the input being applied (-1 while the session opens). */
+    private int inputIndex = -1;
+    /** The correlation id a response input was delivered under when it stated the request it answers. */
+    private Integer deliveredCorrelationId;
+
+    private record SentRequest(int input, ObjectNode request) {
+    }
 
     /**
      * {@code initial}: {@code {"explicit": STATE, "granted": [ids]}}: STATE is the trace format's explicit raft
@@ -257,7 +270,9 @@ public final class KraftspecRaftSession implements Session {
                     int destination = request.destination().id();
                     lastSent.put(destination, request.correlationId());
                     // as the client built it (its topic name included: the wire drops it from Fetch v13 on)
-                    sends.add(messages.request(destination, request.correlationId(), request.data()));
+                    ObjectNode sent = messages.request(destination, request.correlationId(), request.data());
+                    sends.add(sent);
+                    requested.add(new SentRequest(inputIndex, sent));
                 }
 
                 @Override
@@ -425,8 +440,27 @@ public final class KraftspecRaftSession implements Session {
 
     @Override
     public ObjectNode step(JsonNode input) throws Exception {
-        String action = input.path("action").asText();
         sends.clear();
+        inputIndex++;
+        deliveredCorrelationId = null;
+        try {
+            return apply(input);
+        } catch (HarnessError e) {
+            throw e;
+        } catch (Exception | AssertionError e) {
+            if (deliveredCorrelationId == null) throw e;
+            // Kafka's code threw on a response delivered under the id of the request it answers: the refusal says it
+            ObjectNode answer = KraftspecRaftMessages.NODES.objectNode();
+            ObjectNode refused = answer.putObject("refused");
+            refused.put("exception", e.getClass().getName());
+            refused.put("message", String.valueOf(e.getMessage()));
+            answer.put("delivered_correlation_id", deliveredCorrelationId);
+            return answer;
+        }
+    }
+
+    private ObjectNode apply(JsonNode input) throws Exception {
+        String action = input.path("action").asText();
         if (action.equals("advance_clock")) {
             clock = input.path("now").asLong();
             ObjectNode answer = KraftspecRaftMessages.NODES.objectNode();
@@ -482,13 +516,14 @@ public final class KraftspecRaftSession implements Session {
                     (short) message.path("version").asInt(ApiKeys.DESCRIBE_QUORUM.latestVersion()), now);
                 break;
             case "vote_response":
-                inboundResponse(message, messages.voteResponse(message, path), now);
+                inboundResponse(message, input.get("answers"), messages.voteResponse(message, path), now);
                 break;
             case "fetch_response":
-                inboundResponse(message, messages.fetchResponse(message, log.endOffset().offset(), now, path), now);
+                inboundResponse(message, input.get("answers"),
+                    messages.fetchResponse(message, log.endOffset().offset(), now, path), now);
                 break;
             case "quorum_epoch_response":
-                inboundResponse(message, messages.quorumEpochResponse(message, path), now);
+                inboundResponse(message, input.get("answers"), messages.quorumEpochResponse(message, path), now);
                 break;
             case "append": {
                 List<String> records = new ArrayList<>();
@@ -523,6 +558,7 @@ public final class KraftspecRaftSession implements Session {
         ObjectNode output = answer.putObject("output");
         output.set("response", response);
         output.putArray("records");
+        if (deliveredCorrelationId != null) answer.put("delivered_correlation_id", deliveredCorrelationId);
         return answer;
     }
 
@@ -548,16 +584,51 @@ public final class KraftspecRaftSession implements Session {
         invoke(HANDLE_INBOUND, node.client, request, CLOCK_BASE + now);
     }
 
-    private void inboundResponse(JsonNode message, ApiMessage data, long now) throws Exception {
+    private void inboundResponse(JsonNode message, JsonNode answers, ApiMessage data, long now) throws Exception {
         int source = message.path("source").asInt();
         JsonNode given = message.get("correlation_id");
         int correlationId = given == null || given.isNull() ? node.lastSent.getOrDefault(source, -1) : given.asInt();
+        if (answers != null && !answers.isNull()) {
+            correlationId = answeredCorrelationId(answers);
+            deliveredCorrelationId = correlationId;
+        }
         InetSocketAddress address = voterAddresses.get(source);
         Node from = address == null ? new Node(source, "unknown", 0)
             : new Node(source, address.getHostString(), address.getPort());
         ApiMessage read = KraftspecRaftMessages.roundTrip(data, KraftspecRaftMessages.latest(data));
         invoke(HANDLE_INBOUND, node.client, new RaftResponse.Inbound(correlationId, read, from), CLOCK_BASE + now);
     }
+
+    /**
+     * The correlation id under which a real network hands the client a response whose input states the request it
+     * answers ({@code answers}: the recorded node's request and the index of the input that sent it): the id the
+     * client gave the same request (same destination and fields) sent while handling that same input, or
+     * {@link #NO_REQUEST} when the client sent no such request (the response then answers nothing the client
+     * asked, so it is never taken as an answer).
+     */
+    private int answeredCorrelationId(JsonNode answers) {
+        int input = answers.path("input").asInt(-1);
+        JsonNode asked = withoutCorrelationId(answers.get("request"));
+        for (SentRequest sent : requested) {
+            if (sent.input() == input && asked.equals(SAME_VALUE, withoutCorrelationId(sent.request()))) {
+                return sent.request().path("correlation_id").asInt();
+            }
+        }
+        return NO_REQUEST;
+    }
+
+    private static JsonNode withoutCorrelationId(JsonNode request) {
+        if (request == null || !request.isObject()) throw new HarnessError("raft: 'answers.request' must be an object");
+        ObjectNode copy = ((ObjectNode) request).deepCopy();
+        copy.remove("correlation_id");
+        return copy;
+    }
+
+    /** JSON leaves compared by value: numbers numerically (an int and a long of one value are equal). */
+    private static final java.util.Comparator<JsonNode> SAME_VALUE = (a, b) -> {
+        if (a.isNumber() && b.isNumber()) return a.decimalValue().compareTo(b.decimalValue());
+        return a.equals(b) ? 0 : 1;
+    };
 
     // ----------------------------------------------------------------------------------------------
     // post-state

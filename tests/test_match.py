@@ -1,0 +1,73 @@
+"""The replay's one comparison (``kraftspec.traces.replay.match``) says "equal" only when the field-level diff finds nothing.
+
+Each value (plain reference values and the views a component observes: :class:`Fields`, :class:`Entries`,
+:class:`Tagged`, :class:`Each`) is compared with its own stated JSON and with every perturbation of it (true for 1,
+1.0 for 1, a string subclass, a dropped or added element or key); ``matches`` must agree with the diff on each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_log import LogEntry
+from kraftspec.reference.raft_records import LeaderChangeMessage
+from kraftspec.reference.raft_state import ElectionState, ReplicaKey
+from kraftspec.traces.replay.match import Each, Entries, Fields, Observed, Tagged, matches, stated_fields_match, stated_json
+from kraftspec.traces.replay.verdict import diff
+from support_perturb import perturbed
+
+LEADER_CHANGE = LeaderChangeMessage(leader_id=1, voters=(1, 2, 3), granting_voters=(1, 3))
+
+
+def _entry(entry: LogEntry) -> Any:
+    return {"epoch": entry.epoch, "record": Tagged(entry.record)} if type(entry.record) is LeaderChangeMessage else entry
+
+
+VALUES = {
+    "scalars": (0, 1, True, False, None, "x", 1.5),
+    "error": Errors.NOT_CONTROLLER,
+    "dataclass": ElectionState(epoch=3, leader_id=2, voted_key=ReplicaKey(id=2, directory_id="d")),
+    "map with int keys": FrozenMap({2: 5, 1: 7}),
+    "fields": Fields(ElectionState(epoch=1), ("leader_id", "epoch")),
+    "entries with tuple keys": Entries(FrozenMap({(2, 0): 9, (1, 1): 4})),
+    "entries of fields": Entries(FrozenMap({"t": ElectionState(epoch=1), "s": ElectionState(epoch=2)}), ("epoch",)),
+    "entries through a view": Entries(FrozenMap({1: (3, 1), 0: ()}), view=lambda v: {"sorted": sorted(v)}),
+    "tagged": Tagged(LEADER_CHANGE),
+    "each": Each((LogEntry(epoch=1, record=LEADER_CHANGE), LogEntry(epoch=1, record="a"), LogEntry(epoch=2)), _entry),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_matches_agrees_with_the_diff_on_the_stated_json_and_every_perturbation(name: str) -> None:
+    value = VALUES[name]
+    stated = stated_json(value)
+    assert matches(value, stated)
+    checked = 0
+    for other in perturbed(stated):
+        assert matches(value, other) == (not diff(stated, other, "")), (name, other)
+        checked += 1
+    assert checked >= 2
+
+
+def test_the_views_are_written_as_a_trace_states_them() -> None:
+    assert stated_json(VALUES["entries with tuple keys"]) == {"1:1": 4, "2:0": 9}
+    assert list(stated_json(VALUES["map with int keys"])) == ["2", "1"]
+    assert stated_json(VALUES["fields"]) == {"leader_id": -1, "epoch": 1}
+    assert stated_json(VALUES["tagged"]) == {"type": "LeaderChangeMessage", **stated_json(LEADER_CHANGE)}
+    assert stated_json(VALUES["each"])[2] == {"epoch": 2, "record": None}
+
+
+def test_stated_fields_are_read_alone_on_a_response_or_an_observed_post_state() -> None:
+    response = ElectionState(epoch=3, leader_id=2)
+    assert stated_fields_match(response, {"epoch": 3})
+    assert not stated_fields_match(response, {"epoch": 3.0})
+    assert not stated_fields_match(response, {"unknown": 1})  # the diff names it
+    assert stated_fields_match(None, {}) and not stated_fields_match(None, {"epoch": 3})
+    observed = Observed({"epoch": lambda state, clock: state.epoch, "clock": lambda state, clock: clock}, response, 7)
+    assert stated_fields_match(observed, {"clock": 7, "epoch": 3})
+    assert not stated_fields_match(observed, {"clock": True})
+    assert not stated_fields_match(observed, {"role": "Leader"})

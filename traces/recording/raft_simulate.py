@@ -1,0 +1,167 @@
+"""``kraftspec generate sim --component raft``: one node's view of a seeded simulated KRaft quorum (rules §3).
+
+The quorum is ``kraftspec.models.raft``'s: voters 1-3 and observer 4 over a network that delays,
+reorders, duplicates and loses messages (UpdateRaftVoter requests always: the reference does not model the
+leader's answer); nodes poll their timers as time passes, crash and restart
+(losing unflushed records), leaders take client appends and resign. One node, drawn per trace, is
+recorded: every input it receives becomes a step with the messages it sent and its post-state. With a
+mutant applied every node runs the mutant, so the recorded node's outputs are the mutant's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
+from kraftspec.reference import raft, raft_state
+from kraftspec.reference.raft_messages import Append, RaftFatalError, Resign, Send, Tick, UpdateRaftVoterRequest
+from kraftspec.reference.raft_state import Leader
+from kraftspec.traces.format.envelope import Step, Trace
+from kraftspec.traces.replay.raft import AppendResult, Sends, observe, sent
+from kraftspec.traces.format.raft import ACTIONS, explicit_state
+from kraftspec.traces.format.values import to_json
+
+_ACTION_OF = {spec[0]: name for name, a in ACTIONS.items() for arg, spec in a.args.items() if arg == "message"}
+LOST = (UpdateRaftVoterRequest,)
+"""Requests the network always loses: the reference does not model how a leader answers UpdateRaftVoter."""
+RULES = ("tick", "tick", "tick_all", "quiet", "deliver", "deliver", "deliver", "deliver_all", "duplicate", "lose",
+         "append", "append", "resign", "crash")
+"""The simulation's rules, drawn uniformly (repeats weight them), as in ``models.raft.RaftQuorumModel``."""
+UNREACHABLE_MUTANTS = {
+    "raft_check_quorum_non_voter_leader": "the voters are static (1-3) and only a voter is ever elected, so every "
+                                          "leader is a voter, where the mutant decides as the reference does",
+}
+"""Raft mutants whose wrong rule this simulation can never reach, with the reason: no trace is recorded under them
+(``kraftspec generate`` refuses them and leaves them out of a ``--mutant-share``)."""
+
+
+class _Quorum:
+    """Four nodes, the network, the clock, and the steps recorded for node ``recorded``."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.now = 0
+        self.recorded = rng.choice(NODES)
+        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": dataclasses.asdict(CONFIG),
+                             "jitter": rng.randrange(CONFIG.election_timeout_ms)} for n in NODES}
+        self.nodes = {n: explicit_state(obj) for n, obj in self.explicit.items()}
+        self.in_flight: list[Send] = []
+        self.steps: list[Step] = []
+        self.next_value = 0
+        self.failed = False  # the recorded node refused an input (only under a mutant): the trace ends there
+
+    def jitter(self) -> int:
+        """A draw of the election timer's randomization (``QuorumConfig``: 0 to the election timeout)."""
+        return self.rng.randrange(CONFIG.election_timeout_ms)
+
+    def deliver(self, n: int, message: Any) -> None:
+        """Node ``n`` handles one input; the recorded node's becomes a step (its sends and post-state)."""
+        jitter, bootstrap = self.jitter(), self.rng.randrange(len(VOTERS))
+        before = self.nodes[n]
+        try:
+            node, sends = raft.step(before, message, self.now, jitter, bootstrap)
+        except (RaftFatalError, ValueError):  # a mutant broke the protocol: the input is lost
+            self.failed = self.failed or n == self.recorded
+            return
+        self.nodes[n] = node
+        self.in_flight.extend(s for s in sends if s.destination in self.nodes and type(s.message) not in LOST)
+        del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
+        if n == self.recorded:
+            self._record(before, message, jitter, bootstrap, tuple(map(sent, sends)))
+
+    def _record(self, before: raft.RaftNode, message: Any, jitter: int, bootstrap: int,
+                sends: tuple[dict[str, Any], ...]) -> None:
+        """The recorded node's input as ``raft_replay.run`` reads it, with the response it gives."""
+        timed = {"now": self.now, "jitter": jitter, "bootstrap": bootstrap}
+        response: Any = Sends(sends)
+        if isinstance(message, Append):
+            action, args = "append", {"records": message.records, **timed}
+            response = AppendResult(sends, raft.append_offset(before, message.records))
+        elif isinstance(message, Resign):
+            action, args = "resign", {"epoch": message.epoch, **timed}
+        elif isinstance(message, Tick):
+            action, args = "tick", timed
+        else:
+            action, args = _ACTION_OF[type(message)], {"message": message, **timed}
+        self.steps.append(Step(action, args, to_json(response), None, observe(self.nodes[self.recorded], self.now)))
+
+    def tick(self, n: int, elapsed: int) -> None:
+        """Time passes and node ``n`` polls its timers."""
+        self.now += elapsed
+        self.deliver(n, Tick())
+
+    def deliver_all(self) -> None:
+        """Every message now in flight arrives, in order (what they cause stays in flight)."""
+        batch, self.in_flight = self.in_flight, []
+        for send in batch:
+            self.deliver(send.destination, send.message)
+
+    def crash(self, n: int) -> None:
+        """A crash and restart: unflushed records and the messages to the node are lost."""
+        jitter = self.jitter()
+        self.nodes[n] = raft.restart(self.nodes[n], self.now, jitter)
+        self.in_flight = [s for s in self.in_flight if s.destination != n]
+        if n == self.recorded:
+            self.steps.append(Step("restart", {"now": self.now, "jitter": jitter}, {"sends": []}, None,
+                                   observe(self.nodes[n], self.now)))
+
+    def rule(self) -> None:
+        """One rule of the model, drawn at random."""
+        kind, rng = self.rng.choice(RULES), self.rng
+        if kind == "tick":
+            self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
+        elif kind in ("tick_all", "quiet"):
+            for _ in range(1 if kind == "tick_all" else rng.randint(1, 4)):
+                elapsed = rng.choice((100, 600, 1500)) if kind == "tick_all" else 300
+                for n in NODES:
+                    self.tick(n, elapsed if n == NODES[0] else 0)
+                if kind == "quiet":
+                    self.deliver_all()
+        elif kind == "deliver_all":
+            self.deliver_all()
+        elif kind == "append":
+            leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
+            if leaders:
+                self.next_value += 1
+                self.deliver(max(leaders, key=lambda n: self.nodes[n].state.epoch),
+                             Append(records=(f"r{self.next_value}",)))
+        elif kind == "resign":  # a leader asks to resign its epoch (``resign`` refuses any other node's call)
+            n = rng.choice(sorted(VOTERS))
+            if raft_state.leader_of(self.nodes[n].state) == n:
+                self.deliver(n, Resign(epoch=self.nodes[n].state.epoch))
+        elif kind == "crash":
+            self.crash(rng.choice(NODES))
+        elif self.in_flight:
+            pick = rng.randrange(len(self.in_flight))
+            if kind == "deliver":
+                send = self.in_flight.pop(pick)
+                self.deliver(send.destination, send.message)
+            elif kind == "duplicate":
+                self.in_flight.append(self.in_flight[pick])
+            else:
+                self.in_flight.pop(pick)
+
+
+def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextManager[Any] = nullcontext(),
+                 draw: int = 0) -> Trace:
+    """Trace ``index`` of seed ``seed``: up to ``steps`` inputs of one node of a simulated quorum.
+
+    The nodes are started by the reference as it is; the simulation runs inside ``recording`` (a
+    mutant's ``applied()``). It stops after ``steps`` recorded inputs, after 50 rules per step, or when
+    the recorded node refuses an input (a mutant's fatal condition). ``draw`` > 0 simulates another run for the
+    same trace (``kraftspec.traces.recording.generate`` redraws a mutant's trace until the mutant shows); it is in the id.
+    """
+    rng = random.Random(f"raft:{seed}:{index}" + (f":{draw}" if draw else ""))
+    quorum = _Quorum(rng)
+    with recording:
+        for _ in range(50 * steps):
+            if len(quorum.steps) >= steps or quorum.failed:
+                break
+            quorum.rule()
+    return Trace(component="raft", steps=tuple(quorum.steps[:steps]), explicit=quorum.explicit[quorum.recorded],
+                 id=f"sim-raft-{seed}-{index}" + (f"-draw{draw}" if draw else ""),
+                 meta={"generator": "kraftspec generate sim --component raft", "seed": seed, "index": index,
+                       "node": quorum.recorded, **({"draw": draw} if draw else {})})
