@@ -49,8 +49,7 @@ def shutdown_ignoring_lagging_brokers(leads_partitions: bool, controlled_shutdow
     return not leads_partitions
 
 
-def fence_without_partition_changes(state: ClusterControl, broker_id: int,
-                                    order: broker.Order = ()) -> list[MetadataRecord]:
+def fence_without_partition_changes(state: ClusterControl, broker_id: int, order: broker.Order = ()) -> list[MetadataRecord]:
     """Wrong: fences the broker but leaves it leader and in every ISR."""
     return [broker._fence_record(state, state.brokers[broker_id])]
 
@@ -78,8 +77,7 @@ MUTANTS: list[Mutant] = [
     Mutant("broker-unfence-before-caught-up", "broker", "unfencing before the broker reached its registration record",
            "kraftspec.reference.broker_rules:is_caught_up", always_caught_up,
            ("scenario", "model", "crosshair")),
-    Mutant("broker-duplicate-ignores-incarnation", "broker",
-           "the duplicate-registration check ignores the incarnation id",
+    Mutant("broker-duplicate-ignores-incarnation", "broker", "the duplicate-registration check ignores the incarnation id",
            "kraftspec.reference.broker_rules:is_duplicate_registration", duplicate_ignoring_incarnation,
            ("scenario", "crosshair", "agree")),
     Mutant("broker-no-duplicate-check", "broker", "a new incarnation may take over a live session",

@@ -139,18 +139,7 @@ def _entries_match(entries: Entries, want: Any) -> bool:
             if not _fields_match(item, names, given):
                 return False
             continue
-        if view is not None:
-            item = view(item)
-        kind = type(item)
-        if kind in EXACT:  # a scalar (a session's last contact), inline
-            if type(given) is not kind or given != item:
-                return False
-            continue
-        fields = _FIELDS.get(kind)
-        if fields is not None and kind not in _VIEWS:  # a record (a heartbeat entry): :func:`_fields_match`, inline
-            if not _fields_match(item, fields, given):
-                return False
-        elif not matches(item, given):
+        if not _item_matches(item if view is None else view(item), given):
             return False
     return True
 
@@ -159,16 +148,19 @@ def _each_match(each: Each, want: Any) -> bool:
     items, view = each.items, each.view
     if type(want) is not list or len(want) != len(items):
         return False
-    for item, given in zip(items, want):
-        item = view(item)
-        kind = type(item)
-        names = _FIELDS.get(kind)
-        if names is not None and kind not in _VIEWS:  # a record (a log entry): :func:`_fields_match`, inline
-            if not _fields_match(item, names, given):
-                return False
-        elif not matches(item, given):
-            return False
-    return True
+    return all(_item_matches(view(item), given) for item, given in zip(items, want))
+
+
+def _item_matches(item: Any, given: Any) -> bool:
+    """One entry of a map or list view: a scalar (a session's last contact) or a record (a heartbeat or log entry,
+    by :func:`_fields_match`) inline, anything else by :func:`matches`."""
+    kind = type(item)
+    if kind in EXACT:
+        return type(given) is kind and given == item
+    fields = _FIELDS.get(kind)
+    if fields is not None and kind not in _VIEWS:
+        return _fields_match(item, fields, given)
+    return matches(item, given)
 
 
 def matches(got: Any, want: Any) -> bool:
