@@ -99,13 +99,13 @@ def agreement_difference(component: str) -> Optional[str]:
 
 
 def layer_result(layer: str, component: str, scenarios: ModuleType, machine: type[RuleBasedStateMachine], *,
-                 model_steps: int = 50) -> Optional[str]:
+                 model_steps: int = 50, model_examples: int = 300) -> Optional[str]:
     """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
     if layer == "scenario":
         failed = scenario_failures(scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
     if layer == "model":
-        return model_failure(machine, steps=model_steps)
+        return model_failure(machine, max_examples=model_examples, steps=model_steps)
     if layer == "crosshair":
         refuted = crosshair_refutations(component)
         return refuted[0] if refuted else None
