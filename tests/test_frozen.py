@@ -161,3 +161,20 @@ def test_replay_is_the_same_with_and_without_the_acceleration() -> None:
                               check=True)
         runs.append(done.stdout.strip())
     assert runs[0] == runs[1] and len(runs[0]) == 64
+
+
+def test_every_reference_dataclass_refuses_positional_construction() -> None:
+    """Keyword construction is enforced (``kw_only=True``); a class declared without it is named here."""
+    import importlib
+    import pkgutil
+
+    import kraftspec.reference
+
+    positional = []
+    for info in pkgutil.iter_modules(kraftspec.reference.__path__):
+        module = importlib.import_module(f"kraftspec.reference.{info.name}")
+        for name, value in vars(module).items():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module.__name__:
+                if any(not f.kw_only for f in dataclasses.fields(value) if f.init):
+                    positional.append(f"{info.name}.{name}")
+    assert not positional, f"dataclasses that accept positional arguments: {positional}"
