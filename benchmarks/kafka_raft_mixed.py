@@ -5,9 +5,11 @@ For each of ``--kafka-nodes`` (default 1 and 2), runs seeds ``--seeds FIRST END`
 ``KafkaRaftClient`` runs (the others are the reference), applies ``--rules`` rules of the raft simulation, checks the
 quorum's safety properties after every rule and judges every node's view with the reference. Prints per setting:
 runs, safety violations, refusals, disagreements (node views that do not replay), steps run on Kafka, Kafka steps
-per second (JVM round trips included) and the hard paths reached. Exit code 1 on any violation or disagreement.
+per second (JVM round trips included) and the hard paths reached. ``--faults``: the network also fails requests and
+nodes shut down gracefully (then the failed answers and finished shutdowns are counted too). Exit code 1 on any
+violation or disagreement.
 
-    python benchmarks/kafka_raft_mixed.py --seeds 0 1000 --kafka-nodes 1 2
+    python benchmarks/kafka_raft_mixed.py --seeds 0 1000 --kafka-nodes 1 2 [--faults]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs=2, type=int, default=(0, 1000), metavar=("FIRST", "END"))
     parser.add_argument("--kafka-nodes", nargs="+", type=int, default=(1, 2))
     parser.add_argument("--rules", type=int, default=150, help="rules per run (default 150)")
+    parser.add_argument("--faults", action="store_true", help="failed requests and graceful shutdowns too")
     args = parser.parse_args(argv)
     processes = [KafkaProcess(args.kafka) for _ in range(max(args.kafka_nodes))]
     failed = False
@@ -35,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
             paths = raft_mixed.HardPaths()
             started, steps, violations, disagreements, shown = time.perf_counter(), 0, 0, 0, 0
             for seed in range(*args.seeds):
-                result = raft_mixed.run(seed, count, processes, args.rules)
+                result = raft_mixed.run(seed, count, processes, args.rules, args.faults)
                 steps += result.kafka_steps
                 paths.add(result.paths)
                 violations += result.failure is not None
@@ -55,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  hard paths: {paths.truncations_under_hw} truncations of a diverging log under a leader with a "
                   f"high watermark, {paths.leader_changes_with_uncommitted} leader changes with uncommitted entries, "
                   f"restarts by role: {dict(sorted(paths.restarts.items()))}", flush=True)
+            if args.faults:
+                print(f"  failed answers: {dict(sorted(paths.failed_requests.items()))}; finished shutdowns: "
+                      f"{dict(sorted(paths.shutdowns.items()))}", flush=True)
     finally:
         for process in processes:
             process.close()

@@ -15,8 +15,10 @@
   the initial states the differential runs start from (``benchmarks/differential_kafka_broker.py``;
   ``benchmarks/kafka_broker_versions.py`` shows the behaviours that differ between versions).
 
-A standard state's trace is a 4.1+ trace (``KafkaBehaviour`` "4.1+", Kafka 4.1 to 4.3); Kafka 3.9's heartbeat
-manager takes no soft state from outside, so on 3.9 the standard states are not expressible (state them explicitly).
+A standard state's trace is a 4.1+ trace (``KafkaBehaviour`` "4.1+", Kafka 4.1 to 4.3; for UpdateFeatures, §1.11,
+Kafka 4.3's feature levels: Kafka 4.1 and 4.2 traces that update features state the behaviours "4.1" and "4.2");
+Kafka 3.9's heartbeat manager takes no soft state from outside, so on 3.9 the standard states are not expressible
+(state them explicitly).
 """
 
 from __future__ import annotations
@@ -144,6 +146,10 @@ def behaviour_for(version: str) -> str:
         return broker.KAFKA_3_9.name
     if (major, minor) < (4, 1):
         return broker.KAFKA_4_0.name
+    if (major, minor) == (4, 1):  # "4.1+" but for the feature levels it knows (§1.11)
+        return broker.KAFKA_4_1_ONLY.name
+    if (major, minor) == (4, 2):
+        return broker.KAFKA_4_2.name
     if (major, minor) < (4, 4):
         return broker.KAFKA_4_1.name
     return broker.KAFKA_4_4.name

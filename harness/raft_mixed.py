@@ -6,7 +6,10 @@ by a leader, crashes that lose unflushed records; UpdateRaftVoter requests are l
 the leader's answer). Each node is either the reference (``raft.step``) or a harness session of Kafka's client
 (one ``KafkaProcess`` per Kafka-backed node). Messages travel between them in the trace vocabulary (a send
 ``{"destination", "type", ...}`` becomes the receiver's input of that message), so a Kafka node and a reference
-node talk to each other as two implementations would.
+node talk to each other as two implementations would. With ``faults`` the run also draws ``raft_simulate``'s fault
+rules: the network fails requests (the sender gets the request's BROKER_NOT_AVAILABLE answer, as Kafka's channel
+reports a disconnect), nodes shut down gracefully, and a node whose shutdown finished is stopped (requests to it
+fail) until it restarts.
 
 After every rule the quorum's safety properties are checked on the nodes' post-states (:class:`Safety`): at most
 one leader per epoch, a committed entry is never lost (durable on a majority of voters) or changed, every leader
@@ -14,7 +17,7 @@ holds what earlier epochs committed, no node's high watermark decreases (between
 Every node's view is recorded as a raft trace and judged by the reference after the run (a Kafka node's view is
 Kafka's outputs: a divergence is a disagreement with Kafka). :class:`HardPaths` counts how often the run reached
 the hard paths: truncation of a diverging log while the leader already has a high watermark, a leader change while
-uncommitted entries exist, and restarts in every role.
+uncommitted entries exist, restarts in every role, and (with faults) failed requests and shutdowns by outcome.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from kraftspec.harness.jvm import KafkaProcess
 from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
 from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, trace_from_json
-from kraftspec.traces.recording.raft_simulate import RULES
-from kraftspec.traces.format.raft import RAFT, explicit_state
+from kraftspec.traces.recording.raft_simulate import FAULT_RULES, RULES, SHUTDOWN_TIMEOUTS_MS, failed_response
+from kraftspec.reference.raft_messages import BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, VoteRequest
+from kraftspec.traces.format.raft import RAFT, decode_message, explicit_state
 from kraftspec.traces.replay.verdict import Verdict, replay
 from kraftspec.traces.format.values import to_json
 
@@ -40,7 +44,19 @@ ACTION_OF_TYPE = {"VoteRequest": "vote_request", "VoteResponse": "vote_response"
                   "EndQuorumEpochRequest": "end_quorum_epoch_request", "QuorumEpochResponse": "quorum_epoch_response"}
 """The input a node receives for each message type on the network (others: UpdateRaftVoter is lost, DescribeQuorum
 answers go to clients)."""
+_TYPE_OF_ACTION = {action: kind for kind, action in ACTION_OF_TYPE.items()}
 MAJORITY = len(VOTERS) // 2 + 1
+FAILABLE = {cls.__name__: cls for cls in (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)}
+"""The requests the network may fail, by their type on the network."""
+STOPPED = ("completed", "timed_out")
+"""A node's ``shutdown`` once it has finished: it takes no input until it restarts."""
+
+
+def failed(send: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer the sender of a failed request gets (``raft_simulate.failed_response``), as a send."""
+    message = {k: v for k, v in send.items() if k not in ("destination", "type")}
+    request = decode_message(FAILABLE[send["type"]], message, "send")
+    return raft_replay.sent(failed_response(request, send["destination"]))
 
 
 class Refused(Exception):
@@ -96,11 +112,15 @@ class HardPaths:
     truncations_under_hw: int = 0  # a follower truncated on a DivergingEpoch from a leader that has a HW
     leader_changes_with_uncommitted: int = 0  # a new leader while some log holds entries past the committed prefix
     restarts: Counter = field(default_factory=Counter)  # restarts by the role the node had ("kafka:Leader", ...)
+    failed_requests: Counter = field(default_factory=Counter)  # failed answers delivered, by type ("kafka:...")
+    shutdowns: Counter = field(default_factory=Counter)  # finished shutdowns by outcome and role ("kafka:completed:...")
 
     def add(self, other: "HardPaths") -> None:
         self.truncations_under_hw += other.truncations_under_hw
         self.leader_changes_with_uncommitted += other.leader_changes_with_uncommitted
         self.restarts.update(other.restarts)
+        self.failed_requests.update(other.failed_requests)
+        self.shutdowns.update(other.shutdowns)
 
 
 class Safety(AssertionError):
@@ -114,6 +134,7 @@ class MixedQuorum:
     seed: int
     kafka_nodes: tuple[int, ...]
     processes: Sequence[KafkaProcess]
+    faults: bool = False
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"raft-mixed:{self.seed}")
@@ -140,9 +161,24 @@ class MixedQuorum:
         return {"now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms),
                 "bootstrap": self.rng.randrange(len(VOTERS))}
 
+    def _kind(self, n: int) -> str:
+        return "kafka" if self.nodes[n].kafka else "reference"
+
+    def stopped(self, n: int) -> bool:
+        """Whether node ``n``'s graceful shutdown has finished."""
+        return self.posts[n].get("shutdown") in STOPPED
+
     def input(self, n: int, obj: dict[str, Any]) -> None:
-        """Node ``n`` takes one input; its sends go on the network, its post-state is checked."""
+        """Node ``n`` takes one input; its sends go on the network, its post-state is checked. A stopped node takes
+        none but a restart: a request to it fails."""
         before = self.posts[n]
+        if self.stopped(n) and obj["action"] != "restart":
+            if obj["action"].endswith("_request"):
+                self.in_flight.append(failed({"destination": n, "type": _TYPE_OF_ACTION[obj["action"]],
+                                              **obj["message"]}))
+            return
+        if obj.get("message", {}).get("error") == "BROKER_NOT_AVAILABLE":
+            self.paths.failed_requests[f"{self._kind(n)}:{obj['action']}"] += 1
         step, post = self.nodes[n].step(obj)
         self.steps[n].append(step)
         self.posts[n] = post
@@ -153,6 +189,8 @@ class MixedQuorum:
             self._count_truncation(obj, before, post)
         if post["role"] == "Leader" and before["role"] != "Leader":
             self._count_leader_change()
+        if post.get("shutdown") in STOPPED and before.get("shutdown") not in STOPPED:
+            self.paths.shutdowns[f"{self._kind(n)}:{post['shutdown']}:{before['role']}"] += 1
         self._check(n)
 
     def deliver(self, send: Mapping[str, Any]) -> None:
@@ -177,7 +215,7 @@ class MixedQuorum:
 
     def rule(self) -> None:
         """One rule of ``raft_simulate``'s mix, drawn from this run's seeded generator."""
-        kind, rng = self.rng.choice(RULES), self.rng
+        kind, rng = self.rng.choice(FAULT_RULES if self.faults else RULES), self.rng
         if kind == "tick":
             self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
         elif kind in ("tick_all", "quiet"):
@@ -190,17 +228,28 @@ class MixedQuorum:
         elif kind == "deliver_all":
             self.deliver_all()
         elif kind == "append":
-            leaders = [n for n in NODES if self.posts[n]["role"] == "Leader"]
+            leaders = [n for n in NODES if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
             if leaders:
                 self.next_value += 1
                 newest = max(leaders, key=lambda n: self.posts[n]["epoch"])
                 self.input(newest, {"action": "append", "records": [f"r{self.next_value}"], **self._timed()})
         elif kind == "resign":
             n = rng.choice(sorted(VOTERS))
-            if self.posts[n]["leader_id"] == n:
+            if self.posts[n]["leader_id"] == n and not self.stopped(n):
                 self.input(n, {"action": "resign", "epoch": self.posts[n]["epoch"], **self._timed()})
         elif kind == "crash":
             self.crash(rng.choice(NODES))
+        elif kind == "shutdown":
+            self.input(rng.choice(NODES), {"action": "shutdown", "timeout_ms": rng.choice(SHUTDOWN_TIMEOUTS_MS),
+                                           **self._timed()})
+        elif kind == "revive":
+            stopped = [n for n in NODES if self.stopped(n)]
+            if stopped:
+                self.crash(rng.choice(stopped))
+        elif kind == "fail":
+            requests = [i for i, send in enumerate(self.in_flight) if send["type"] in FAILABLE]
+            if requests:
+                self.in_flight.append(failed(self.in_flight.pop(rng.choice(requests))))
         elif self.in_flight:
             pick = rng.randrange(len(self.in_flight))
             if kind == "deliver":
@@ -280,12 +329,13 @@ class RunResult:
         return [n for n, v in self.verdicts.items() if not v.conformant]
 
 
-def run(seed: int, kafka_count: int, processes: Sequence[KafkaProcess], rules: int = 150) -> RunResult:
-    """One seeded run with ``kafka_count`` Kafka-backed nodes (drawn by the seed): ``rules`` rules, then every
-    node's view judged by the reference."""
+def run(seed: int, kafka_count: int, processes: Sequence[KafkaProcess], rules: int = 150,
+        faults: bool = False) -> RunResult:
+    """One seeded run with ``kafka_count`` Kafka-backed nodes (drawn by the seed): ``rules`` rules (with ``faults``:
+    failed requests and graceful shutdowns too), then every node's view judged by the reference."""
     pick = random.Random(f"raft-mixed-nodes:{seed}")
     kafka_nodes = tuple(sorted(pick.sample(NODES, kafka_count)))
-    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count])
+    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count], faults)
     failure = None
     try:
         for _ in range(rules):

@@ -1,7 +1,7 @@
 """A Hypothesis state machine over several brokers and one active controller, checking the spec's invariants.
 
 Rules have the reference's names (``register``, ``heartbeat``, ``controlled_shutdown``,
-``unclean_restart``, ``unregister``, ``fence_stale_broker``, ``failover``, ``advance_clock``). The
+``unclean_restart``, ``unregister``, ``fence_stale_broker``, ``update_features``, ``failover``, ``advance_clock``). The
 invariants are those of ``spec/BrokerLifecycle.tla``, computed from the model's own bookkeeping
 (its own session clock and an independent replay of every record written), never by asking the
 reference's rule functions, so a wrong rule is caught rather than mirrored.
@@ -14,10 +14,11 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from kraftspec.models.broker_strategies import (BROKER_IDS, SESSION_TIMEOUT, directory_of, registration_request,
-                                                running_cluster)
-from kraftspec.reference import broker
+from kraftspec.models.broker_strategies import (BROKER_IDS, MODEL_CONTROLLER_FEATURES, SESSION_TIMEOUT, directory_of,
+                                                registration_request, running_cluster, update_features_requests)
+from kraftspec.reference import broker, feature_control
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.records import RegisterBrokerRecord
 
 
@@ -32,6 +33,8 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.control, log = running_cluster()
+        supported = FrozenMap(MODEL_CONTROLLER_FEATURES)
+        self.control = evolve(self.control, controller_features=supported)
         self.now = 0
         self.incarnation: dict[int, int] = {b: 1 for b in BROKER_IDS}
         # the model's own session clock, (id, epoch) -> last contact: every broker heartbeated at time 0
@@ -41,7 +44,8 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
         self.shut_down: set[int] = set()
         self.partition_epochs = {key: (p.leader_epoch, p.partition_epoch) for key, p in self.control.partitions.items()}
         # an independent image: an inactive controller that only replays the records written, as a standby does
-        self.image = broker.deactivate(broker.initial_state(self.control.cluster_id, self.control.metadata_version))
+        self.image = broker.deactivate(broker.initial_state(self.control.cluster_id, self.control.metadata_version,
+                                                            controller_features=dict(supported)))
         for offset, record in log:
             self.image = broker.replay(self.image, record, offset)
         for offset, record in log:
@@ -61,9 +65,9 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
             if isinstance(record, RegisterBrokerRecord):
                 self.register_offset[record.broker_id] = offset
 
-    def _register(self, broker_id: int, incarnation: int, previous_epoch: int) -> None:
+    def _register(self, broker_id: int, incarnation: int, previous_epoch: int, highest_metadata_version: int = 30) -> None:
         before = self.control.brokers.get(broker_id)
-        request = registration_request(broker_id, incarnation, previous_epoch)
+        request = registration_request(broker_id, incarnation, previous_epoch, highest_metadata_version)
         self.control, out = broker.register_broker(self.control, request, self.now)
         if out.response.error is not Errors.NONE:
             return
@@ -110,12 +114,28 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
         """A broker (re-)registers with the incarnation it runs (an amendment when already registered)."""
         self._register(broker_id, self.incarnation[broker_id], -1)
 
-    @rule(broker_id=st.sampled_from(BROKER_IDS), clean=st.booleans())
-    def register_broker_after_unclean_restart(self, broker_id: int, clean: bool) -> None:
-        """The process restarts with a new incarnation; a clean one reports its previous broker epoch."""
+    @rule(broker_id=st.sampled_from(BROKER_IDS), clean=st.booleans(), highest=st.sampled_from((29, 30, 30, 31)))
+    def register_broker_after_unclean_restart(self, broker_id: int, clean: bool, highest: int) -> None:
+        """The process restarts with a new incarnation (maybe another Kafka version: it reads metadata.version up to
+        ``highest``); a clean one reports its previous broker epoch."""
         existing = self.control.brokers.get(broker_id)
         previous = existing.epoch if (clean and existing is not None) else -1
-        self._register(broker_id, self.incarnation[broker_id] + 1, previous)
+        self._register(broker_id, self.incarnation[broker_id] + 1, previous, highest)
+
+    @rule(data=st.data())
+    def update_features(self, data: st.DataObject) -> None:
+        """An administrator changes feature levels (§1.11): any upgrade type, sometimes validate-only."""
+        request = data.draw(update_features_requests(dict(self.control.finalized_features)), label="request")
+        before = dict(self.control.finalized_features)
+        self.control, out = feature_control.update_features(self.control, request)
+        self._written(out.records)
+        if out.response.error is not Errors.NONE or request.validate_only:
+            assert not out.records, f"{request} wrote records although it answered {out.response}"
+            return
+        for update in {u.feature: u for u in request.updates}.values():
+            # a level goes down only when the request asked for a downgrade
+            assert update.max_version_level >= before.get(update.feature, 0) or update.upgrade_type in (
+                feature_control.SAFE_DOWNGRADE, feature_control.UNSAFE_DOWNGRADE), f"{update} lowered the level"
 
     @rule(data=st.data(), broker_id=st.sampled_from(BROKER_IDS), want_fence=st.booleans(), want_shut_down=st.booleans())
     def heartbeat(self, data: st.DataObject, broker_id: int, want_fence: bool, want_shut_down: bool) -> None:
@@ -199,6 +219,17 @@ class BrokerLifecycleMachine(RuleBasedStateMachine):
             assert partition.leader_epoch >= leader_epoch and partition.partition_epoch >= partition_epoch
             assert partition.leader_epoch == leader_epoch or partition.partition_epoch > partition_epoch
             self.partition_epochs[key] = (partition.leader_epoch, partition.partition_epoch)
+
+    @invariant()
+    def every_registered_broker_reads_the_finalized_levels(self) -> None:
+        """Computed from the replayed image: each registered broker's ranges hold every finalized level (a broker
+        that does not list a feature reads only level 0); kraft.version is the Raft client's, not in the log."""
+        for broker_id, registration in self.image.brokers.items():
+            ranges = {f.name: (f.min_supported, f.max_supported) for f in registration.features}
+            for name, level in self.image.finalized_features.items():
+                low, high = ranges.get(name, (0, 0))
+                assert name == "kraft.version" or level == 0 or low <= level <= high, (
+                    f"{name} is finalized at {level}, which broker {broker_id} (range {low}-{high}) cannot read")
 
     @invariant()
     def log_replays_to_the_same_image(self) -> None:

@@ -1,14 +1,16 @@
 """Deliberately wrong variants of the broker-lifecycle rules, and the layers expected to catch each.
 
-Layers: ``scenario`` (tests/test_broker_scenarios.py), ``model`` (models/broker.py),
+Layers: ``scenario`` (tests/test_broker_scenarios.py, tests/test_feature_scenarios.py), ``model`` (models/broker.py),
 ``crosshair`` (proofs/broker.py), ``agree`` (spec/BrokerLifecycle.tla via ``kraftspec agree broker``).
 ``tests/test_broker_mutants.py`` applies each one and checks that every named layer fails.
 """
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 from kraftspec.mutants import Mutant
-from kraftspec.reference import broker
+from kraftspec.reference import broker, feature_control
 from kraftspec.reference.broker import ClusterControl, HeartbeatState
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.records import MetadataRecord
@@ -68,6 +70,17 @@ def registered_keeping_unchanged_entries(state: ClusterControl, broker_id: int,
     return state.heartbeats.set(broker_id, broker._touched_entry(entry, fenced, entry.metadata_offset))
 
 
+def reason_not_supported_locally_only(name: str, level: int, local: Mapping[str, feature_control.Range],
+                                      brokers: Mapping[int, Mapping[str, feature_control.Range]],
+                                      controllers: Mapping[int, Mapping[str, feature_control.Range]],
+                                      quorum_ids: tuple[int, ...], metadata_version: int) -> Optional[str]:
+    """Wrong: only the local controller's range is checked, so a level the registered brokers cannot read is
+    finalized (and a downgrade below their minimum too)."""
+    low, high = local.get(name, (0, 0))
+    return feature_control.reason_not_supported_by(level, f"Local controller {feature_control.LOCAL_CONTROLLER_ID}",
+                                                   low, high)
+
+
 MUTANTS: list[Mutant] = [
     Mutant("broker-session-expiry-inclusive", "broker", "session expiry uses >= instead of >",
            "kraftspec.reference.broker_rules:session_expired", session_expired_inclusive,
@@ -97,4 +110,8 @@ MUTANTS: list[Mutant] = [
            "replaying a broker record keeps the offset the heartbeat reported",
            "kraftspec.reference.broker:registered_heartbeats", registered_keeping_unchanged_entries,
            ("scenario", "agree")),
+    Mutant("feature-update-ignores-broker-ranges", "broker",
+           "UpdateFeatures checks only the local controller's supported range, not the registered brokers'",
+           "kraftspec.reference.feature_control:reason_not_supported", reason_not_supported_locally_only,
+           ("scenario", "model")),  # and Kafka: tests/test_kafka_broker.py probes every broker mutant
 ]

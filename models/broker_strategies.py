@@ -10,7 +10,7 @@ import base64
 
 from hypothesis import strategies as st
 
-from kraftspec.reference import broker
+from kraftspec.reference import broker, feature_control
 from kraftspec.reference.partition import TopicInfo
 from kraftspec.reference.metadata_version import LATEST_PRODUCTION, LEVELS, MINIMUM_4X
 from kraftspec.reference.records import FeatureRange, MetadataRecord, PartitionRecord, TopicRecord
@@ -74,6 +74,31 @@ def running_cluster(metadata_version: int = LATEST_PRODUCTION) -> tuple[broker.C
     state, out = broker.create_topic(state, topic, (BROKER_IDS, BROKER_IDS[1:] + BROKER_IDS[:1]))
     log.extend(out.records)
     return state, log
+
+
+FEATURE_NAMES = ("metadata.version", "metadata.version", "eligible.leader.replicas.version", "group.version",
+                 "kraft.version", "bar")
+"""The features UpdateFeatures inputs name (``bar``: one no node supports)."""
+MODEL_CONTROLLER_FEATURES = {"metadata.version": (MINIMUM_4X, 31), "eligible.leader.replicas.version": (0, 1),
+                             "group.version": (0, 1), "kraft.version": (0, 1)}
+"""What the model's controller software supports (Kafka 4.3's ``QuorumFeatures.defaultSupportedFeatureMap(true)``
+for these features)."""
+
+
+@st.composite
+def update_features_requests(draw: st.DrawFn, finalized: dict[str, int]) -> feature_control.UpdateFeaturesRequest:
+    """UpdateFeatures requests about the finalized levels: one or two features, each one level down, the same or up
+    (or -1), every upgrade type (an unknown code 0 too), sometimes validate-only (§1.11)."""
+    updates = []
+    for _ in range(draw(st.integers(1, 2))):
+        name = draw(st.sampled_from(FEATURE_NAMES))
+        level = draw(st.sampled_from((-1, 0, 1, 1))) + finalized.get(name, 0)
+        updates.append(feature_control.FeatureUpdate(
+            feature=name, max_version_level=level,
+            upgrade_type=draw(st.sampled_from((feature_control.UPGRADE, feature_control.UPGRADE,
+                                               feature_control.SAFE_DOWNGRADE, feature_control.UNSAFE_DOWNGRADE,
+                                               feature_control.UNKNOWN)))))
+    return feature_control.UpdateFeaturesRequest(updates=tuple(updates), validate_only=draw(st.booleans()))
 
 
 def metadata_versions() -> st.SearchStrategy[int]:

@@ -204,6 +204,24 @@ class RaftQuorumModel(RuleBasedStateMachine):
                             f"leader {node_id} of epoch {node.state.epoch} lacks committed offset {offset}")
 
     @invariant()
+    def listener_sees_committed_records_and_its_leadership_after_them(self) -> None:
+        """§3.12: what a listener was handed is held by a majority of voters; a leader is visible to its own listener
+        only once the records through its epoch start were handed over."""
+        for node_id, node in self.nodes.items():
+            view = node.listener
+            if view is None:
+                continue
+            handed = node.log.entries[:view.committed_end]
+            holders = [v for v in VOTERS if self.nodes[v].log.entries[:view.committed_end] == handed]
+            assert len(holders) >= MAJORITY, f"node {node_id}'s listener has {view.committed_end} records held " \
+                                             f"only by voters {holders}"
+            state = node.state
+            if isinstance(state, Leader) and (view.leader_id, view.epoch) == (node_id, state.epoch):
+                assert view.committed_end > state.epoch_start_offset, (
+                    f"leader {node_id} of epoch {state.epoch} visible to its listener at {view.committed_end}, "
+                    f"before its epoch start {state.epoch_start_offset}")
+
+    @invariant()
     def committed_records_never_lost(self) -> None:
         for offset, entry in enumerate(self.committed):
             durable = [v for v in VOTERS if offset < self.nodes[v].log.flushed_end_offset

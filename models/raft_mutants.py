@@ -67,6 +67,17 @@ def _check_quorum_always_counts_leader(voter_count: int, fetched_voters: int, le
     return fetched_voters >= raft_rules.majority(voter_count) - 1
 
 
+def _shutdown_ignores_remote_leader(is_voter: bool, voter_count: int, has_remote_leader: bool) -> bool:
+    """Lets only an observer or the only voter finish a graceful shutdown: a voter that follows a leader waits
+    until its shutdown times out."""
+    return not is_voter or voter_count == 1
+
+
+def _leader_visible_before_catch_up(committed_end: int, epoch_start_offset: int) -> bool:
+    """Tells the listener of the local leadership at once, before the committed records up to the epoch start."""
+    return True
+
+
 def _bootstrap_first_server(servers: tuple[int, ...], start: int) -> int:
     """Ignores the drawn start index: every Unattached node fetches the first bootstrap server."""
     return servers[0]
@@ -105,4 +116,12 @@ MUTANTS: list[Mutant] = [
            "fetches the first bootstrap server whatever the drawn start index",
            "kraftspec.reference.raft_rules:bootstrap_server", _bootstrap_first_server,
            ("scenario", "crosshair", "agree")),
+    Mutant("raft_shutdown_ignores_remote_leader", "raft",
+           "keeps a voter that knows a remote leader shutting down until its timer expires",
+           "kraftspec.reference.raft_rules:shutdown_can_complete", _shutdown_ignores_remote_leader,
+           ("scenario", "crosshair")),
+    Mutant("raft_leader_visible_before_catch_up", "raft",
+           "tells the listener of its own leadership before it has the committed records up to the epoch start",
+           "kraftspec.reference.raft_rules:listener_caught_up", _leader_visible_before_catch_up,
+           ("scenario", "model", "crosshair")),
 ]

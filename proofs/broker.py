@@ -5,7 +5,7 @@ Run: ``kraftspec prove broker``.
 
 from __future__ import annotations
 
-from kraftspec.reference import broker_rules
+from kraftspec.reference import broker_rules, feature_control
 
 
 def session_expired(contact_time: int, now: int, session_timeout: int) -> bool:
@@ -88,3 +88,13 @@ def is_reserved_directory(most_significant: int, least_significant: int) -> bool
     """
     return broker_rules.is_reserved_directory(most_significant, least_significant)
 
+
+
+def metadata_changed(current: int, target: int) -> bool:
+    """Moving metadata.version between two levels of one side of 4.0-IV1 (level 23, which changed the metadata)
+    changes no metadata, and crossing it always does (§1.11; Kafka 4.3's ``didMetadataChange`` table).
+
+    pre: 18 <= current <= 29 and 18 <= target <= 29
+    post: __return__ == ((current < 23) != (target < 23))
+    """
+    return feature_control.metadata_changed(current, target, frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30}))

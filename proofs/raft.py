@@ -123,3 +123,40 @@ def bootstrap_server(servers: tuple[int, int, int], start: int) -> int:
     post: raft_rules.bootstrap_server(servers, start + 1) == servers[(servers.index(__return__) + 1) % 3]
     """
     return raft_rules.bootstrap_server(servers, start)
+
+
+def shutdown_can_complete(is_voter: bool, voter_count: int, has_remote_leader: bool) -> bool:
+    """``maybeCompleteShutdown`` (§3.13): a node that need not hand leadership over may leave: an observer, the only
+    voter, or a voter that knows another node leads; a voter of several without a remote leader waits.
+
+    pre: voter_count >= 1
+    post: implies(not is_voter or has_remote_leader, __return__)
+    post: implies(is_voter and voter_count == 1, __return__)
+    post: implies(is_voter and voter_count > 1 and not has_remote_leader, not __return__)
+    """
+    return raft_rules.shutdown_can_complete(is_voter, voter_count, has_remote_leader)
+
+
+def should_fire_leader_change(epoch: int, leader_id: int, fired_epoch: int, fired_leader_id: int) -> bool:
+    """``shouldFireLeaderChange`` (§3.12): the listener is told each later epoch, and a leader newly known in the same
+    epoch; never the same (leader, epoch) twice, nor the loss of a known leader (epochs never go back, so Kafka does
+    not compare them then).
+
+    pre: leader_id >= -1 and fired_leader_id >= -1 and epoch >= fired_epoch
+    post: implies((epoch, leader_id) == (fired_epoch, fired_leader_id), not __return__)
+    post: implies(epoch > fired_epoch, __return__)
+    post: implies(epoch == fired_epoch and leader_id == -1, not __return__)
+    post: implies(epoch == fired_epoch and fired_leader_id != -1, not __return__)
+    """
+    return raft_rules.should_fire_leader_change(epoch, leader_id, fired_epoch, fired_leader_id)
+
+
+def listener_caught_up(committed_end: int, epoch_start_offset: int) -> bool:
+    """``maybeFireLeaderChange(leaderAndEpoch, epochStartOffset)`` (§3.12): the local leader becomes visible only
+    after the record at its epoch start offset (its LeaderChange) has been handed to the listener.
+
+    pre: committed_end >= 0 and epoch_start_offset >= 0
+    post: __return__ == (committed_end >= epoch_start_offset + 1)
+    """
+    return raft_rules.listener_caught_up(committed_end, epoch_start_offset)
+

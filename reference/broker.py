@@ -27,6 +27,19 @@ from kraftspec.reference.broker_registration import (
 )
 from kraftspec.reference.broker_rules import BrokerControlState
 from kraftspec.reference.errors import Errors
+from kraftspec.reference.feature_versions import (
+    ELR_FEATURE,
+    KAFKA_3_9 as FEATURES_3_9,
+    KAFKA_4_0 as FEATURES_4_0,
+    KAFKA_4_1 as FEATURES_4_1,
+    KAFKA_4_2 as FEATURES_4_2,
+    KAFKA_4_3 as FEATURES_4_3,
+    KAFKA_4_4 as FEATURES_4_4,
+    KRAFT_VERSION,
+    METADATA_VERSION,
+    SHORT_MAX,
+    FeatureVersions,
+)
 from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
 from kraftspec.reference.partition import PartitionRegistration, TopicInfo, TopicPartition, merge
 from kraftspec.reference.partition_creation import create_partition
@@ -40,8 +53,10 @@ from kraftspec.reference.records import (
     ConfigRecord,
     Endpoint,
     FeatureRange,
+    FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
+    NoOpRecord,
     PartitionChangeRecord,
     PartitionRecord,
     RegisterBrokerRecord,
@@ -50,8 +65,6 @@ from kraftspec.reference.records import (
     UnregisterBrokerRecord,
 )
 
-METADATA_VERSION = "metadata.version"
-ELR_FEATURE = "eligible.leader.replicas.version"
 LEGACY_SESSION_EPOCH = -1  # Kafka 3.9 kept one contact time per registered broker, whatever its epoch
 
 R = TypeVar("R")
@@ -80,8 +93,12 @@ class KafkaBehaviour:
     4.0+ refuses a registration without a metadata.version range (INVALID_REGISTRATION); 3.9 checks the range 1–1 for
     it (``processRegistrationFeature``'s default). ``partition``: the partition rules the broker events run
     (``partition_rules.PartitionBehaviour``; 3.9's ``PartitionChangeBuilder`` elects and records the last known leader
-    as 4.0's does; the broker component runs no reassignment, where 4.1–4.2 and 4.3 differ). "4.1+" is Kafka 4.1 to
-    4.3, "4.4+" 4.4 on.
+    as 4.0's does; the broker component runs no reassignment, where 4.1–4.2 and 4.3 differ). ``features``: the feature
+    levels the release knows (§1.11): "4.1" and "4.2" are "4.1+" with Kafka 4.1's and 4.2's tables (fewer
+    metadata.version levels; 4.1 words a refused downgrade as 4.0 does), "4.1+" takes 4.3's. ``updates_features_atomically``: 4.0+ fails a whole
+    UpdateFeatures at its first error; 3.9 answered per feature (not modelled). ``skips_kraft_version_records``: 4.0+
+    replays no FeatureLevelRecord of kraft.version (KAFKA-18979); 3.9 finalized it. "4.1+" is Kafka 4.1 to 4.3, "4.4+" 4.4
+    on.
     """
 
     name: str
@@ -94,6 +111,9 @@ class KafkaBehaviour:
     restart_leaves_isr: bool = True
     registration_needs_metadata_version: bool = True
     partition: PartitionBehaviour = PARTITION_4_3
+    features: FeatureVersions = FEATURES_4_3
+    updates_features_atomically: bool = True
+    skips_kraft_version_records: bool = True
 
 
 _DUPLICATE = "Another broker is registered with that broker id."
@@ -102,15 +122,20 @@ _DUPLICATE_4_1 = (f"{_DUPLICATE} If the broker was recently restarted this shoul
 KAFKA_3_9 = KafkaBehaviour(name="3.9", sessions_keyed_by_epoch=False, activation_sessions_for_fenced=True,
                            clean_shutdown_detection=False, register_forgets_offset=True,
                            duplicate_registration_message=_DUPLICATE, restart_leaves_isr=False,
-                           registration_needs_metadata_version=False, partition=PARTITION_4_0)
+                           registration_needs_metadata_version=False, partition=PARTITION_4_0,
+                           features=FEATURES_3_9, updates_features_atomically=False,
+                           skips_kraft_version_records=False)
 KAFKA_4_0 = KafkaBehaviour(name="4.0", sessions_keyed_by_epoch=True, activation_sessions_for_fenced=True,
                            clean_shutdown_detection=True, register_forgets_offset=True,
-                           duplicate_registration_message=_DUPLICATE, partition=PARTITION_4_0)
+                           duplicate_registration_message=_DUPLICATE, partition=PARTITION_4_0,
+                           features=FEATURES_4_0)
 KAFKA_4_1 = KafkaBehaviour(name="4.1+", sessions_keyed_by_epoch=True, activation_sessions_for_fenced=False,
                            clean_shutdown_detection=True, register_forgets_offset=True,
                            duplicate_registration_message=_DUPLICATE_4_1)
-KAFKA_4_4 = evolve(KAFKA_4_1, name="4.4+", assignment_needs_uncordoned_dirs=True)
-BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_4)}
+KAFKA_4_1_ONLY = evolve(KAFKA_4_1, name="4.1", features=FEATURES_4_1)
+KAFKA_4_2 = evolve(KAFKA_4_1, name="4.2", features=FEATURES_4_2)
+KAFKA_4_4 = evolve(KAFKA_4_1, name="4.4+", assignment_needs_uncordoned_dirs=True, features=FEATURES_4_4)
+BEHAVIOURS = {b.name: b for b in (KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_1_ONLY, KAFKA_4_2, KAFKA_4_4)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,7 +158,9 @@ class ClusterControl:
 
     ``next_offset`` is the log's next write offset; ``sessions`` maps (id, epoch) to the last contact
     time; ``heartbeats`` exists only while ``active``. Times are integers in the unit of
-    ``session_timeout`` (Kafka uses nanoseconds).
+    ``session_timeout`` (Kafka uses nanoseconds). ``controller_features`` are the levels this controller's software
+    supports (``QuorumFeatures.localSupportedFeatures``, §1.11); ``min_insync_configs`` the cluster-level ("") and
+    broker-level min.insync.replicas configs (enabling ELR rewrites them).
     """
 
     cluster_id: str
@@ -148,6 +175,8 @@ class ClusterControl:
     heartbeats: FrozenMap[int, HeartbeatState] = FrozenMap()
     topics: FrozenMap[str, TopicInfo] = FrozenMap()
     partitions: FrozenMap[TopicPartition, PartitionRegistration] = FrozenMap()
+    controller_features: FrozenMap[str, tuple[int, int]] = FrozenMap()
+    min_insync_configs: FrozenMap[str, str] = FrozenMap()
 
     @property
     def metadata_version(self) -> int:
@@ -242,11 +271,22 @@ class StaleBrokerFencing:
 
 def initial_state(cluster_id: str, metadata_version: int, *, session_timeout: int = 9000,
                   behaviour: KafkaBehaviour = KAFKA_4_1, features: Optional[dict[str, int]] = None,
-                  next_offset: int = 0) -> ClusterControl:
-    """An active controller of a freshly bootstrapped cluster at ``metadata_version``."""
+                  next_offset: int = 0,
+                  controller_features: Optional[dict[str, tuple[int, int]]] = None) -> ClusterControl:
+    """An active controller of a freshly bootstrapped cluster at ``metadata_version``.
+
+    Its software supports ``controller_features``; by default the release's production-ready metadata.version levels
+    (``QuorumFeatures.defaultSupportedFeatureMap``), every level of each bootstrapped feature, and no other feature
+    (§1.11).
+    """
     finalized = {METADATA_VERSION: metadata_version, **(features or {})}
+    versions = behaviour.features
+    supported = controller_features if controller_features is not None else {
+        **{name: (0, SHORT_MAX) for name in finalized},
+        METADATA_VERSION: (versions.metadata_versions[0], versions.latest_production)}
     return ClusterControl(cluster_id=cluster_id, finalized_features=FrozenMap(finalized),
-                          session_timeout=session_timeout, behaviour=behaviour, next_offset=next_offset)
+                          session_timeout=session_timeout, behaviour=behaviour, next_offset=next_offset,
+                          controller_features=FrozenMap(supported))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,6 +360,10 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
         return evolve(state, topics=state.topics.set(record.topic_id, topic))
     if isinstance(record, ConfigRecord):
         return _replay_config(state, record)
+    if isinstance(record, FeatureLevelRecord):
+        return replay_feature_level(state, record)
+    if isinstance(record, NoOpRecord):
+        return state
     if isinstance(record, ClearElrRecord):
         cleared = [(key, p) for key, p in state.partitions.items()
                    if (not record.topic_name or (key[0] in state.topics and state.topics[key[0]].name == record.topic_name))
@@ -331,9 +375,30 @@ def replay(state: ClusterControl, record: MetadataRecord, offset: int) -> Cluste
     raise TypeError(f"the broker lifecycle does not replay {type(record).__name__}")
 
 
+def replay_feature_level(state: ClusterControl, record: FeatureLevelRecord) -> ClusterControl:
+    """``FeatureControlManager.replay``: a level the controller's software does not support is a fault; level 0
+    removes a feature; a kraft.version record is skipped (4.x, KAFKA-18979: the Raft client owns that level) (§1.11)."""
+    low, high = state.controller_features.get(record.name, (0, 0))
+    if not low <= record.feature_level <= high:
+        raise ReplayError(f"FeatureLevelRecord {record.name}={record.feature_level}: this controller only supports "
+                          f"versions {low}-{high}")
+    if record.name == KRAFT_VERSION and state.behaviour.skips_kraft_version_records:
+        return state
+    if record.feature_level == 0 and record.name != METADATA_VERSION:
+        return evolve(state, finalized_features=state.finalized_features.remove(record.name))
+    return evolve(state, finalized_features=state.finalized_features.set(record.name, record.feature_level))
+
+
 def _replay_config(state: ClusterControl, record: ConfigRecord) -> ClusterControl:
-    """A topic's ``unclean.leader.election.enable`` or ``min.insync.replicas`` (a null value restores the default);
-    other configs and resources are not modelled here (``ConfigurationControlManager.replay``)."""
+    """A topic's ``unclean.leader.election.enable`` or ``min.insync.replicas`` (a null value restores the default), a
+    cluster or broker min.insync.replicas; other configs and resources are not modelled here
+    (``ConfigurationControlManager.replay``)."""
+    if record.resource_type == BROKER_RESOURCE and record.name == MIN_IN_SYNC_REPLICAS:
+        configs = state.min_insync_configs
+        if record.value is None:
+            return evolve(state, min_insync_configs=configs.remove(record.resource_name)
+                          if record.resource_name in configs else configs)
+        return evolve(state, min_insync_configs=configs.set(record.resource_name, record.value))
     if record.resource_type != TOPIC_RESOURCE or record.name not in (UNCLEAN_LEADER_ELECTION_ENABLE,
                                                                       MIN_IN_SYNC_REPLICAS):
         return state
@@ -929,6 +994,7 @@ def activate(state: ClusterControl, now: int) -> ClusterControl:
 
 METADATA_TOPIC = "__cluster_metadata"
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+BROKER_RESOURCE = 4  # ConfigResource.Type.BROKER
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 MIN_IN_SYNC_REPLICAS = "min.insync.replicas"
 

@@ -5,9 +5,11 @@ request, a response, a timer poll (``Tick``) or a client operation; responses fi
 handling every role shares (§3.8: older epoch ignored, newer epoch or fencing errors move the node),
 then to the role; after every input the node polls its role's timers (as Kafka's ``poll`` does).
 Outputs are ``Send`` values. Time (ms) and the random draws (election jitter, the bootstrap server's start
-index) are arguments. Not modelled: snapshots, dynamic voters (kraft.version 1 reconfiguration), graceful
-shutdown, the leader's handling of UpdateRaftVoter (its voters send it; no answer is modelled). A failed request
-backs its connection off (``quorum.retry.backoff.ms``, ``RequestManager``). KIP-595 as implemented differs from its text: elections start with a pre-vote
+index) are arguments. Not modelled: snapshots, dynamic voters (kraft.version 1 reconfiguration), the leader's
+handling of UpdateRaftVoter (its voters send it; no answer is modelled), what a shut-down node's driver does after
+the shutdown finished (it takes no input until a restart). A graceful shutdown (``shutdown(timeoutMs)``) runs until
+the node may leave or its timer expires; a failed request backs its connection off (``quorum.retry.backoff.ms``,
+``RequestManager``). KIP-595 as implemented differs from its text: elections start with a pre-vote
 (KIP-996, Prospective), a leader that restarts or resigns is Resigned, and a node without a leader (voter or
 observer) discovers it by fetching from one bootstrap server at a time (KAFKA-17030).
 """
@@ -38,6 +40,8 @@ from kraftspec.reference.raft_messages import (
     RaftFatalError,
     Resign,
     Send,
+    ShutDownError,
+    Shutdown,
     Tick,
     UpdateRaftVoterRequest,
     VoteRequest,
@@ -49,7 +53,9 @@ from kraftspec.reference.raft_state import (
     Candidate,
     ElectionState,
     Follower,
+    GracefulShutdown,
     Leader,
+    ListenerView,
     ParkedFetch,
     Prospective,
     QuorumConfig,
@@ -73,7 +79,9 @@ class RaftNode:
     to (correlation id, send time) of the one request outstanding to it (``RequestManager``), ``backoff`` a destination
     whose last request failed to the time its back-off ends (``quorum.retry.backoff.ms``); ``parked`` is the fetch
     purgatory, in arrival order (``ThresholdPurgatory``: the client's, not the leader state's, so a leader that
-    becomes Unattached keeps its parked fetches until they time out).
+    becomes Unattached keeps its parked fetches until they time out); ``shutdown`` the graceful shutdown asked for,
+    if any (a restart starts without one); ``listener`` what the state machine above has learnt, None until the first
+    ``pollListeners`` registers it (``processRegistration``; a restart registers it anew).
     """
 
     local_id: int
@@ -89,6 +97,8 @@ class RaftNode:
     parked: tuple[ParkedFetch, ...] = ()
     directory_id: Optional[str] = None
     cluster_id: Optional[str] = None
+    shutdown: Optional[GracefulShutdown] = None
+    listener: Optional[ListenerView] = None
 
     @property
     def is_voter(self) -> bool:
@@ -131,13 +141,55 @@ def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int
     fetches whose deadline has come are answered first (the expiration service fires when the clock reaches it).
     ``bootstrap`` is ``RequestManager``'s random start index into the bootstrap servers (any non-negative int).
     ``order`` is the order in which a poll that sends one request to several nodes sends them (:func:`_ordered`).
+    A node whose graceful shutdown has finished takes no input (:class:`ShutDownError`). The listener is handed what
+    the input committed (:func:`_update_listeners_progress`), then, unless the poll finished a shutdown (Kafka's
+    ``poll`` returns at once), learns what the poll changed (:func:`_poll_listeners`).
     """
+    if node.shutdown is not None and node.shutdown.outcome is not None:
+        raise ShutDownError(f"node {node.local_id}'s graceful shutdown has finished ({node.shutdown.outcome})")
     out: Outputs = []
     if node.parked:
         node = _expire_parked(node, now, out)
-    node = _HANDLERS[type(message)](node, message, now, jitter, out)
+    node = _update_listeners_progress(_HANDLERS[type(message)](node, message, now, jitter, out))
     node = _poll(node, now, jitter, bootstrap, out, order)
+    if node.shutdown is None or node.shutdown.outcome is None:
+        node = _poll_listeners(node)
     return node, tuple(out)
+
+
+def _update_listeners_progress(node: RaftNode) -> RaftNode:
+    """``updateListenersProgress`` (run wherever the high watermark moves, and by ``pollListeners``): a listener behind
+    a known high watermark is handed the committed records up to it (``handleCommit``, read from the log), §3.12."""
+    hw = getattr(node.state, "high_watermark", -1)
+    if node.listener is not None and hw > node.listener.committed_end:
+        return evolve(node, listener=evolve(node.listener, committed_end=hw))
+    return node
+
+
+def _maybe_fire_leader_change(node: RaftNode) -> RaftNode:
+    """``maybeFireLeaderChange`` (by ``pollListeners``, ``pollLeader`` and the transitions to Unattached, Candidate and
+    Follower): a registered listener learns the current (leader, epoch) when
+    :func:`raft_rules.should_fire_leader_change`; the local leader only once :func:`raft_rules.listener_caught_up` to
+    its epoch start (Kafka's listener contract, §3.12)."""
+    state, view = node.state, node.listener
+    if view is None:
+        return node
+    leader = raft_state.leader_of(state)
+    if not raft_rules.should_fire_leader_change(state.epoch, leader, view.epoch, view.leader_id):
+        return node
+    if type(state) is Leader and not raft_rules.listener_caught_up(view.committed_end, state.epoch_start_offset):
+        return node
+    return evolve(node, listener=evolve(view, leader_id=leader, epoch=state.epoch))
+
+
+def _poll_listeners(node: RaftNode) -> RaftNode:
+    """``pollListeners``, last in every poll: the listener is registered if it is not yet, catches up to the high
+    watermark, then learns the leader and epoch, except in Resigned (the local node leads, but appends would fail and
+    no epoch start is tracked), §3.12."""
+    if node.listener is None:
+        node = evolve(node, listener=ListenerView())
+    node = _update_listeners_progress(node)
+    return node if isinstance(node.state, Resigned) else _maybe_fire_leader_change(node)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -167,19 +219,21 @@ def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> R
 
 def _to_unattached(node: RaftNode, epoch: int, now: int, jitter: int, out: Outputs,
                    leader_id: int = NO_LEADER) -> RaftNode:
-    """``transitionToUnattached`` (durable), keeping the election timer as §3.2 says."""
+    """``transitionToUnattached`` (durable), keeping the election timer as §3.2 says; the listener may learn it
+    (:func:`_maybe_fire_leader_change`)."""
     deadline = raft_state.election_deadline(node.config, now, jitter, node.is_voter)
     state = raft_state.transition_to_unattached(node.state, epoch, deadline, len(node.voters), leader_id)
-    return _moved(node, state, True, out)
+    return _maybe_fire_leader_change(_moved(node, state, True, out))
 
 
 def _to_follower(node: RaftNode, epoch: int, leader_id: int, endpoints: tuple[str, ...], now: int,
                  out: Outputs) -> RaftNode:
-    """``transitionToFollower``; endpoints missing from the message come from the voter set."""
+    """``transitionToFollower``; endpoints missing from the message come from the voter set; the listener may learn it
+    (:func:`_maybe_fire_leader_change`)."""
     endpoints = endpoints or node.voter_endpoints.get(leader_id, ())
     state = raft_state.transition_to_follower(node.state, node.local_id, epoch, leader_id, endpoints,
                                               now + node.config.fetch_timeout_ms)
-    return _moved(node, state, True, out)
+    return _maybe_fire_leader_change(_moved(node, state, True, out))
 
 
 def _to_prospective(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -199,10 +253,11 @@ def _maybe_prospective_won(node: RaftNode, now: int, jitter: int, out: Outputs) 
 
 
 def _to_candidate(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``transitionToCandidate`` (durable vote for itself); a lone voter is at once Leader (§3.5)."""
+    """``transitionToCandidate`` (durable vote for itself), which the listener may learn
+    (:func:`_maybe_fire_leader_change`); a lone voter is at once Leader (§3.5)."""
     deadline = raft_state.election_deadline(node.config, now, jitter)
     node = _moved(node, raft_state.transition_to_candidate(node.state, node.local_id, deadline), True, out)
-    return _maybe_candidate_won(node, now, out)
+    return _maybe_candidate_won(_maybe_fire_leader_change(node), now, out)
 
 
 def _maybe_candidate_won(node: RaftNode, now: int, out: Outputs) -> RaftNode:
@@ -213,10 +268,18 @@ def _maybe_candidate_won(node: RaftNode, now: int, out: Outputs) -> RaftNode:
 
 
 def _to_leader(node: RaftNode, now: int, out: Outputs) -> RaftNode:
-    """``onBecomeLeader``: epochStartOffset = LEO, then the LeaderChange control record is appended and flushed."""
+    """``onBecomeLeader``: epochStartOffset = LEO, the epoch starts there in the log's epoch cache
+    (:func:`raft_log.initialize_leader_epoch`), then the LeaderChange control record is appended and flushed.
+
+    Kafka puts the record in the accumulator, which the poll that follows writes (``pollLeader``:
+    ``maybeAppendBatches``); a node shutting down resigns in that poll first, so its record is never written (Kafka
+    4.3 ``KafkaRaftClient.onBecomeLeader``, ``pollLeader``).
+    """
     leader = raft_state.transition_to_leader(node.state, node.local_id, node.voters, node.log.end_offset, now,
                                              node.config)
-    node = _moved(node, leader, True, out)
+    node = evolve(_moved(node, leader, True, out), log=raft_log.initialize_leader_epoch(node.log, leader.epoch))
+    if node.shutdown is not None:
+        return node
     record = LeaderChangeMessage(leader_id=node.local_id, voters=tuple(sorted(node.voters)),
                                  granting_voters=tuple(sorted(leader.granting_voters)))
     return _leader_append(node, (record,), now, out)
@@ -758,15 +821,15 @@ def _handle_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outpu
     (scenario 94); no records is refused (``IllegalArgumentException``).
 
     Kafka's leader puts the records in its accumulator, and its next poll writes and flushes them
-    (``pollLeader``: ``maybeAppendBatches``), unless that poll resigns first (check quorum expired, or a resign
-    requested): then they are never written, though the append returned their offsets (:func:`append_offset`).
+    (``pollLeader``: ``maybeAppendBatches``), unless that poll resigns first (check quorum expired, a resign
+    requested, or shutting down): then they are never written, though the append returned their offsets (:func:`append_offset`).
     """
     state = node.state
     if not isinstance(state, Leader):
         raise NotLeaderError(f"node {node.local_id} is {state.role} in epoch {state.epoch}, not leader")
     if not op.records:
         raise ValueError("Append failed because there are no records")
-    if _leader_resigns(state, now):
+    if _leader_resigns(state, now, node.shutdown is not None):
         return node
     return _leader_append(node, op.records, now, out)
 
@@ -777,10 +840,11 @@ def append_offset(node: RaftNode, records: tuple[Any, ...]) -> int:
     return node.log.end_offset + len(records) - 1
 
 
-def _leader_resigns(state: Leader, now: int) -> bool:
-    """``pollLeader`` resigns: a resign was requested, or check quorum expired (§3.6)."""
-    return state.resign_requested or (now >= state.check_quorum_deadline
-                                      and raft_leader.check_quorum_expired(state, now))
+def _leader_resigns(state: Leader, now: int, shutting_down: bool) -> bool:
+    """``pollLeader`` resigns: the node is shutting down (§3.13), a resign was requested, or check quorum expired
+    (§3.6)."""
+    return shutting_down or state.resign_requested or (now >= state.check_quorum_deadline
+                                                       and raft_leader.check_quorum_expired(state, now))
 
 
 def _handle_resign(node: RaftNode, op: Resign, now: int, jitter: int, out: Outputs) -> RaftNode:
@@ -797,6 +861,26 @@ def _handle_resign(node: RaftNode, op: Resign, now: int, jitter: int, out: Outpu
         raise InvalidResignError(f"cannot resign from epoch {op.epoch} since node {node.local_id} is not the leader")
     if type(state) is Leader:
         return evolve(node, state=evolve(state, resign_requested=True))
+    return node
+
+
+def _handle_shutdown(node: RaftNode, op: Shutdown, now: int, jitter: int, out: Outputs) -> RaftNode:
+    """``shutdown(timeoutMs)`` (Kafka 4.3 ``KafkaRaftClient``): a new ``GracefulShutdown`` whose timer ends
+    ``timeout_ms`` from now replaces any earlier one; the poll that follows may complete it
+    (:func:`_maybe_complete_shutdown`) or, for a leader, resign (§3.13)."""
+    return evolve(node, shutdown=GracefulShutdown(deadline=now + op.timeout_ms))
+
+
+def _maybe_complete_shutdown(node: RaftNode, now: int) -> RaftNode:
+    """``maybeCompleteShutdown``, first in every poll: the shutdown times out once its timer expires, else completes
+    when :func:`raft_rules.shutdown_can_complete` (an observer, the only voter, or a remote leader known), §3.13."""
+    shutdown = node.shutdown
+    if now >= shutdown.deadline:
+        return evolve(node, shutdown=evolve(shutdown, outcome=raft_state.SHUTDOWN_TIMED_OUT))
+    leader = raft_state.leader_of(node.state)
+    if raft_rules.shutdown_can_complete(node.is_voter, len(node.voters),
+                                        leader != NO_LEADER and leader != node.local_id):
+        return evolve(node, shutdown=evolve(shutdown, outcome=raft_state.SHUTDOWN_COMPLETED))
     return node
 
 
@@ -926,11 +1010,24 @@ def _maybe_send_begin_quorum_epoch_requests(node: RaftNode, now: int, out: Outpu
 
 def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
           order: tuple[int, ...] = ()) -> RaftNode:
-    """``pollCurrentState``: expire the role's timer, otherwise send what is due (§3.5, §3.6); ``bootstrap`` is the
-    random start index of :func:`_maybe_send_fetch_to_any_bootstrap`."""
+    """``poll``: a graceful shutdown may finish first (:func:`_maybe_complete_shutdown`: then nothing else happens);
+    else ``pollCurrentState`` expires the role's timer, otherwise sends what is due (§3.5, §3.6); ``bootstrap`` is the
+    random start index of :func:`_maybe_send_fetch_to_any_bootstrap`.
+
+    While shutting down (Kafka 4.3 ``pollLeader``, ``pollCandidate``, ``pollProspective``, ``pollUnattachedAsVoter``,
+    ``pollResigned``) a leader resigns, a nominee keeps asking for votes, an Unattached voter waits, a Resigned node
+    keeps sending EndQuorumEpoch, and no election timer fires; a Follower or observer never gets there (its shutdown
+    completes first), §3.13.
+    """
+    shutting_down = node.shutdown is not None
+    if shutting_down:
+        node = _maybe_complete_shutdown(node, now)
+        if node.shutdown.outcome is not None:
+            return node
     state = node.state
     if type(state) is Leader:
-        if _leader_resigns(state, now):
+        node = _maybe_fire_leader_change(node)  # ``pollLeader`` first tells a caught-up listener
+        if _leader_resigns(state, now, shutting_down):
             return _resign(node, now, jitter, out)
         return _maybe_send_begin_quorum_epoch_requests(node, now, out, order)
     if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
@@ -941,15 +1038,17 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
                 return _update_voter(node, now, out)
         return _maybe_send_fetch_to_best_node(node, now, bootstrap, out)
     if isinstance(state, Unattached):
+        if shutting_down:  # a voter without a leader: it stays until an epoch bump or the shutdown's end
+            return node
         if now >= state.election_deadline and raft_rules.can_start_election(node.is_voter):
             return _to_prospective(node, now, jitter, out)
         return _maybe_send_fetch_to_any_bootstrap(node, now, bootstrap, out)
     if isinstance(state, Prospective):
-        if now >= state.election_deadline:
+        if now >= state.election_deadline and not shutting_down:
             return _prospective_lost(node, now, jitter, out)
         return _maybe_send_vote_requests(node, True, now, out, order)
     if isinstance(state, Candidate):
-        if now >= state.election_deadline:
+        if now >= state.election_deadline and not shutting_down:
             return _to_prospective(node, now, jitter, out)
         if raft_rules.election_lost(len(node.voters), len(state.granted & node.voters),
                                     len(state.rejected & node.voters)):
@@ -958,7 +1057,7 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
     request = EndQuorumEpochRequest(leader_id=node.local_id, leader_epoch=state.epoch,
                                     preferred_successors=state.preferred_successors, cluster_id=node.cluster_id)
     node = _send_to_ready(node, state.unacked_voters, request, now, out, order)  # ``pollResigned``: sends first
-    if now >= state.election_deadline:
+    if now >= state.election_deadline and not shutting_down:
         return _to_unattached(node, state.epoch + 1, now, jitter, out)
     return node
 
@@ -974,5 +1073,6 @@ _HANDLERS: dict[type, Callable[..., RaftNode]] = {
     DescribeQuorumRequest: _handle_describe_quorum_request,
     Append: _handle_append,
     Resign: _handle_resign,
+    Shutdown: _handle_shutdown,
     Tick: _handle_tick,
 }

@@ -63,6 +63,15 @@ def append_as_leader(log: RaftLog, records: tuple[Any, ...], epoch: int) -> Raft
                   last_fetched_epoch=epoch if entries else log.last_fetched_epoch)
 
 
+def initialize_leader_epoch(log: RaftLog, epoch: int) -> RaftLog:
+    """``initializeLeaderEpoch`` (``onBecomeLeader``): the new leader's epoch starts at LEO in the epoch cache before
+    any record of it is written, replacing entries from LEO or of that epoch on; it is the last fetched epoch
+    (Kafka 4.3 ``MockLog.initializeLeaderEpoch``, ``KafkaRaftLog``: ``assignEpochStartOffset``)."""
+    start = log.end_offset
+    cache = tuple(c for c in log.epoch_cache if c[1] < start and c[0] < epoch) + ((epoch, start),)
+    return evolve(log, epoch_cache=cache, last_fetched_epoch=epoch)
+
+
 def append_as_follower(log: RaftLog, entries: tuple[LogEntry, ...]) -> RaftLog:
     """``appendAsFollower``: fetched entries at LEO onwards; lastFetchedEpoch follows the last one (§3.7)."""
     last = entries[-1].epoch if entries else -1
@@ -79,8 +88,13 @@ def flush(log: RaftLog) -> RaftLog:
 
 
 def recover(log: RaftLog) -> RaftLog:
-    """What a restart finds on disk: unflushed entries are lost."""
-    return truncate_to(log, log.flushed_end_offset)
+    """What a restart finds on disk: unflushed entries are lost, and so is an epoch that starts at the recovered end
+    (no record of it survived: ``MockLog.reopen``, ``LeaderEpochFileCache.truncateFromEnd`` on log recovery)."""
+    log = truncate_to(log, log.flushed_end_offset)
+    if log.epoch_cache and log.epoch_cache[-1][1] >= log.end_offset:
+        cache = tuple(c for c in log.epoch_cache if c[1] < log.end_offset)
+        return evolve(log, epoch_cache=cache, last_fetched_epoch=cache[-1][0] if cache else 0)
+    return log
 
 
 def truncate_to(log: RaftLog, offset: int) -> RaftLog:

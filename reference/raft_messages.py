@@ -187,6 +187,13 @@ class Resign:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Shutdown:
+    """``shutdown(timeoutMs)``: a graceful shutdown that must finish within ``timeout_ms`` (``GracefulShutdown``)."""
+
+    timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Send:
     """An output: ``message`` to ``destination`` (a node id)."""
 
@@ -204,3 +211,8 @@ class InvalidResignError(ValueError):
 
 class RaftFatalError(Exception):
     """A condition on which Kafka's Raft client throws and stops (§3.7, §3.8)."""
+
+
+class ShutDownError(RaftFatalError):
+    """An input to a node whose graceful shutdown has finished: its driver polls it no more
+    (``KafkaRaftClientDriver.isRunning`` is false once ``KafkaRaftClient.isRunning`` is)."""

@@ -213,3 +213,27 @@ def bootstrap_server(servers: tuple[int, ...], start: int) -> int:
     (Kafka's ``random.nextInt``).
     """
     return servers[start % len(servers)]
+
+
+def shutdown_can_complete(is_voter: bool, voter_count: int, has_remote_leader: bool) -> bool:
+    """``maybeCompleteShutdown`` (Kafka 4.3 ``KafkaRaftClient``): a graceful shutdown completes once the node is an
+    observer, the only voter, or knows a leader other than itself (§3.13); otherwise it waits for one or times out."""
+    return not is_voter or voter_count == 1 or has_remote_leader
+
+
+def should_fire_leader_change(epoch: int, leader_id: int, fired_epoch: int, fired_leader_id: int) -> bool:
+    """``ListenerContext.shouldFireLeaderChange``: the listener learns a (leader, epoch) other than the last it was
+    told when the epoch is later, or the same epoch now has a leader where it had none (-1) (§3.12)."""
+    if (epoch, leader_id) == (fired_epoch, fired_leader_id):
+        return False
+    if epoch > fired_epoch:
+        return True
+    return leader_id != -1 and fired_leader_id == -1
+
+
+def listener_caught_up(committed_end: int, epoch_start_offset: int) -> bool:
+    """``ListenerContext.maybeFireLeaderChange(leaderAndEpoch, epochStartOffset)``: the local leader becomes visible
+    to the listener only once it has been handed every committed record up to and including the epoch's start
+    (next offset > epoch start offset), so the state machine has the whole committed state before it writes (§3.12)."""
+    return committed_end > epoch_start_offset
+

@@ -65,6 +65,31 @@ def election_deadline(config: QuorumConfig, now: int, jitter: int, is_voter: boo
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ListenerView:
+    """What the state machine above Raft (a registered ``RaftClient.Listener``) has learnt, as
+    ``KafkaRaftClient.ListenerContext`` tells it: the committed records handed over by ``handleCommit`` end at
+    ``committed_end`` (exclusive), and ``handleLeaderChange`` last told it ``leader_id`` (-1 none) in ``epoch``
+    (``LeaderAndEpoch.UNKNOWN`` at first). The listener is taken to read and close each batch reader at once."""
+
+    committed_end: int = 0
+    leader_id: int = NO_LEADER
+    epoch: int = 0
+
+
+SHUTDOWN_COMPLETED = "completed"
+SHUTDOWN_TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GracefulShutdown:
+    """``KafkaRaftClient.GracefulShutdown``: the end of ``shutdown(timeoutMs)``'s timer and, once finished, how
+    (``outcome``: :data:`SHUTDOWN_COMPLETED`, or :data:`SHUTDOWN_TIMED_OUT` when the timer expired first)."""
+
+    deadline: int
+    outcome: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaKey:
     """A replica: node id and (kraft.version 1) directory id."""
 

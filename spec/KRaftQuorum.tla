@@ -342,7 +342,9 @@ FollowerFetched(n, m) ==
 
 (* §3.7, §3.8: only the answer to the node's current position counts, never at a Prospective; an older or *)
 (* unknown epoch is ignored, a newer epoch or a fencing error moves the node; a valid answer is applied by   *)
-(* the follower (after learning the leader if it knew none), which has then fetched.                        *)
+(* the follower (after learning the leader if it knew none), which has then fetched. A Candidate that learns *)
+(* the leader of its epoch this way becomes a Follower holding no votes (maybeHandleCommonResponse calls      *)
+(* transitionToFollower, then the fetch handler appends; found by `kraftspec agree raft --deep`).            *)
 OnFetchResponse(n, m) ==
     /\ m \in DOMAIN msgs /\ m.type = "FetchResp" /\ m.dst = n
     /\ IF m.offset # Len(log[n]) \/ m.lastEpoch # LastEpoch(log[n]) \/ m.epoch < epoch[n]
@@ -352,9 +354,11 @@ OnFetchResponse(n, m) ==
        THEN MaybeTransition(n, m.epoch, m.leader) /\ UNCHANGED <<log, flushed>>
        ELSE /\ role' = [role EXCEPT ![n] = "Follower"]
             /\ leader' = [leader EXCEPT ![n] = IF leader[n] = NoNode THEN m.leader ELSE leader[n]]
+            /\ granted' = [granted EXCEPT ![n] = {}]
+            /\ rejected' = [rejected EXCEPT ![n] = {}]
             /\ fetched' = [fetched EXCEPT ![n] = TRUE]
             /\ FollowerFetched(n, m)
-            /\ UNCHANGED <<epoch, voted, granted, rejected, endOff>>
+            /\ UNCHANGED <<epoch, voted, endOff>>
     /\ Consume(m)
     /\ UNCHANGED <<committed, faults, timeouts>>
 
@@ -429,6 +433,9 @@ TypeOK ==
         /\ Len(log[n]) <= MaxLogLen /\ flushed[n] \in 0..Len(log[n])
         /\ hw[n] \in -1..Len(log[n])
     /\ InFlight(msgs) <= MaxMsgs + MaxFaults
+
+(* A follower holds no votes: only a node campaigning counts them. *)
+FollowerHoldsNoVotes == \A n \in Nodes : role[n] = "Follower" => granted[n] = {} /\ rejected[n] = {}
 
 (* §3.5: at most one leader per epoch (a Resigned leader still leads its epoch). *)
 OneLeaderPerEpoch ==

@@ -80,9 +80,13 @@ def _canonical_registration(request: broker.BrokerRegistrationRequest) -> Option
 def _post(post: Mapping[str, Any], constants: Mapping[str, TlaValue]) -> dict[str, TlaValue]:
     """The post-state fields a trace states, as the spec's variables (only those stated)."""
     out: dict[str, TlaValue] = {}
-    unknown = sorted(set(post) - {"clock", "active", "next_offset", "brokers", "heartbeats", "sessions", "partitions"})
+    unknown = sorted(set(post) - {"clock", "active", "next_offset", "features", "brokers", "heartbeats", "sessions",
+                                  "partitions"})
     if unknown:
         raise Outside(f"post-state field {unknown[0]!r} has no counterpart in the spec")
+    if "features" in post and post["features"] != {broker.METADATA_VERSION: agree_broker.METADATA_VERSION}:
+        raise Outside(f"finalized features {post['features']}: the spec models metadata.version "
+                      f"{agree_broker.METADATA_VERSION} alone (§1.11 is not in the spec)")
     if post.get("active") is False:
         raise Outside("the controller is not active")
     if "clock" in post:

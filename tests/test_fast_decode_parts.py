@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,9 +15,12 @@ import pytest
 from kraftspec.traces.format import fastdecode
 from kraftspec.traces.format import jsonl
 from kraftspec.traces.format import parquet
+from kraftspec.traces.format import raft_typed
+from kraftspec.traces.format.raft import RAFT
 from kraftspec.traces.recording.generate import generate_raft_sim
 from kraftspec.traces.recording.broker_simulate import generate_sim
 from kraftspec.traces.format.values import TraceError
+from support_perturb import perturbed
 
 SEED = 20261126
 HEARTBEAT = {"action": "heartbeat", "now": 1, "request": {"broker_id": 1, "broker_epoch": 0,
@@ -135,3 +139,49 @@ def test_a_row_group_read_column_by_column_decodes_as_its_rows_do(tmp_path: Path
             with pytest.raises(TraceError) as checked:
                 parquet._from_row_checked(rows[number])
             assert isinstance(read[number], TraceError) and str(read[number]) == str(checked.value)
+
+
+def _checked_input(obj: Any) -> Any:
+    """What the checked decoder makes of one raft input: (action, arguments), or "refused"."""
+    try:
+        return obj["action"], dict(RAFT.decode_input(obj["action"], obj, "input"))
+    except (TraceError, KeyError, TypeError):
+        return "refused"
+
+
+def _dropped(value: Any) -> Any:
+    """``value`` with one key of one of its objects dropped, each in turn (``perturbed`` drops only the first)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield {k: v for k, v in value.items() if k != key}
+            for other in _dropped(item):
+                yield {**value, key: other}
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            for other in _dropped(item):
+                yield [*value[:i], other, *value[i + 1:]]
+
+
+def _typed_input(text: bytes) -> Any:
+    try:
+        action, arguments = raft_typed.decode_input(text)
+    except Exception:  # noqa: BLE001 - any doubt: the checked decoder decides
+        return "refused"
+    return action, dict(arguments)
+
+
+@pytest.mark.parametrize("seed", [SEED, SEED + 2])
+def test_raft_inputs_read_by_msgspec_are_read_as_the_checked_decoder_reads_them(seed: int) -> None:
+    """Every raft input of a simulation, and every perturbation of it (a scalar of another JSON type, a field
+    dropped or added, an array shortened or lengthened), is either left to the checked decoder or read by the typed
+    decoding exactly as the checked decoder reads it; never accepted where the checked decoder refuses."""
+    inputs = [json.loads(jsonl.dumps(trace))["steps"] for trace in generate_raft_sim(seed, 4, 60, None)]
+    read = 0
+    for number, given in enumerate(step["input"] for steps in inputs for step in steps):
+        for variant in (given, *perturbed(given), *_dropped(given)):
+            typed = _typed_input(json.dumps(variant).encode())
+            if typed != "refused":
+                read += 1
+                assert typed == _checked_input(json.loads(json.dumps(variant))), \
+                    f"seed {seed}, input {number}: {json.dumps(variant)}"
+    assert read > len(inputs)  # the typed decoding reads most plain inputs

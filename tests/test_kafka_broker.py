@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -26,9 +28,11 @@ from kraftspec import traces as traces_package
 from kraftspec.harness import broker as harness_broker
 from kraftspec.harness.adapter import KafkaAdapter, hooks
 from kraftspec.harness.conform import conform_files, judge, kafka_trace
-from kraftspec.harness.jvm import DEFAULT_VERSION, shared
+from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, shared
 from kraftspec.models.broker_mutants import MUTANTS
 from kraftspec.models.broker_strategies import CLUSTER_ID, directory_of
+from kraftspec.reference.records import FeatureRange, RegisterBrokerRecord
+from kraftspec.traces.format.broker import BROKER
 from kraftspec.traces.format.jsonl import read_jsonl
 
 TLA_TRACES = Path(traces_package.__file__).parent / "tla" / "broker.jsonl.gz"
@@ -107,6 +111,11 @@ MUTANT_PROBES: dict[str, tuple[Mapping[str, Any], list[dict[str, Any]]]] = {
                   heartbeat(1, 0, want_shut_down=True)]),
     "broker-fence-keeps-leadership": (RUNNING, [heartbeat(1, 0, want_fence=True)]),
     "broker-register-keeps-reported-offset": (RUNNING, [heartbeat(1, 0, want_fence=True), heartbeat(1, 0, offset=20)]),
+    "feature-update-ignores-broker-ranges": (  # the controller's software reads 4.4-IV0, brokers 1-3 do not
+        {"explicit": {"cluster_id": CLUSTER_ID, "metadata_version": 30,
+                      "controller_features": {"metadata.version": [7, 31]}}},
+        [registration(1, "a"), {"action": "update_features", "request": {"updates": [
+            {"feature": "metadata.version", "max_version_level": 31}]}}]),
 }
 
 
@@ -301,9 +310,131 @@ def test_fence_stale_broker_states_which_session_kafka_took() -> None:
 def test_each_kafka_version_maps_to_its_behaviour_and_its_initial_states_build() -> None:
     """``kraftspec.harness.broker.behaviour_for``: the reference's behaviour per Kafka line (the differences are shown
     on real Kafkas by ``benchmarks/kafka_broker_versions.py``)."""
-    versions = {"3.9.1": "3.9", "4.0.1": "4.0", "4.1.1": "4.1+", "4.2.0": "4.1+", "4.3.1": "4.1+", "4.4.0": "4.4+"}
+    versions = {"3.9.1": "3.9", "4.0.1": "4.0", "4.1.1": "4.1", "4.2.0": "4.2", "4.3.1": "4.1+", "4.4.0": "4.4+"}
     assert {v: harness_broker.behaviour_for(v) for v in versions} == versions
     for version, behaviour in versions.items():
         for initial in harness_broker.differential_initials(version).values():
             state = oracle.start(initial).state
             assert state.behaviour.name == behaviour
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# UpdateFeatures (§1.11): FeatureControlManagerTest's cases and the rest of the rule, on Kafka's own classes
+# ---------------------------------------------------------------------------------------------------------------
+
+def features_initial(metadata_version: int, supported: Mapping[str, tuple[int, int]],
+                     brokers: Mapping[int, Mapping[str, tuple[int, int]]] = {}, **finalized: int) -> dict[str, Any]:
+    """A controller whose software supports ``supported``, with ``brokers`` registered supporting their ranges."""
+    records = [BROKER.encode_record(offset, RegisterBrokerRecord(
+        broker_id=broker_id, incarnation_id=f"inc{broker_id}", broker_epoch=offset,
+        features=tuple(FeatureRange(name=name, min_supported=low, max_supported=high)
+                       for name, (low, high) in ranges.items()))) for offset, (broker_id, ranges) in enumerate(brokers.items())]
+    return {"explicit": {"cluster_id": CLUSTER_ID, "metadata_version": metadata_version, "session_timeout": 10,
+                         "features": {name.replace("__", "."): level for name, level in finalized.items()},
+                         "controller_features": {name: list(span) for name, span in supported.items()},
+                         "records": records}}
+
+
+def update_features(*updates: tuple[str, int, int], validate_only: bool = False) -> dict[str, Any]:
+    return {"action": "update_features", "request": {"updates": [
+        {"feature": name, "max_version_level": level, "upgrade_type": kind} for name, level, kind in updates],
+        "validate_only": validate_only}}
+
+
+SUPPORTED = {"metadata.version": (7, 31), "kraft.version": (0, 1), "transaction.version": (0, 3),
+             "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1), "test.feature.version": (0, 2),
+             "foo": (1, 5)}
+FEATURE_CASES: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {
+    # name: (initial, inputs, Kafka's error per input)
+    "testUpdateFeatures": (features_initial(7, SUPPORTED), [
+        update_features(("test.feature.version", 3, 2)), update_features(("test.feature.version", 1, 1), ("bar", 1, 1)),
+        update_features(("test.feature.version", 1, 1))], ["INVALID_UPDATE_VERSION", "INVALID_UPDATE_VERSION", "NONE"]),
+    "testUpdateFeaturesErrorCases": (features_initial(30, SUPPORTED, {5: {"transaction.version": (0, 2)}}), [
+        update_features(("foo", 3, 2)), update_features(("transaction.version", 2, 1)),
+        update_features(("transaction.version", 1, 1)), update_features(("transaction.version", 1, 2))],
+        ["INVALID_UPDATE_VERSION", "NONE", "INVALID_UPDATE_VERSION", "NONE"]),
+    "TEST_MANAGER_BUILDER1 (4.0 line)": (features_initial(24, {**SUPPORTED, "metadata.version": (22, 25)}), [
+        update_features(("metadata.version", 21, 3), validate_only=True),
+        update_features(("metadata.version", 25, 2), validate_only=True),
+        update_features(("metadata.version", 25, 3), validate_only=True),
+        update_features(("metadata.version", 22, 1), validate_only=True),
+        update_features(("metadata.version", 25, 1), validate_only=True),
+        update_features(("metadata.version", 22, 2), validate_only=True),
+        update_features(("metadata.version", 22, 3), validate_only=True)], ["INVALID_UPDATE_VERSION"] * 4 + [
+        "NONE", "INVALID_UPDATE_VERSION", "INVALID_UPDATE_VERSION"]),
+    "testCanUseSafeDowngradeIfMetadataDidNotChange": (features_initial(29, SUPPORTED), [
+        update_features(("metadata.version", 26, 2), validate_only=True)], ["NONE"]),
+    "testCreateFeatureLevelRecords": (features_initial(30, SUPPORTED, {1: {"test.feature.version": (0, 3),
+                                                                           "metadata.version": (7, 30)}}), [
+        update_features(("test.feature.version", 1, 1)), update_features(("test.feature.version", 0, 3))],
+        ["NONE", "NONE"]),
+    "dependencies and ELR": (features_initial(22, SUPPORTED), [
+        update_features(("eligible.leader.replicas.version", 1, 1)),
+        update_features(("eligible.leader.replicas.version", 1, 1), ("metadata.version", 23, 1))],
+        ["INVALID_UPDATE_VERSION", "NONE"]),
+    "kraft.version": (features_initial(30, SUPPORTED, kraft__version=0), [
+        update_features(("kraft.version", 1, 1), validate_only=True), update_features(("kraft.version", 1, 1)),
+        update_features(("kraft.version", 0, 2))], ["NONE", "NONE", "INVALID_UPDATE_VERSION"]),
+    "a broker that cannot read the level": (features_initial(30, SUPPORTED, {1: {"metadata.version": (7, 30)}}), [
+        update_features(("metadata.version", 31, 1)), update_features(("metadata.version", 29, 2))],
+        ["INVALID_UPDATE_VERSION", "INVALID_UPDATE_VERSION"]),
+    "a level not production-ready on this Kafka": (RUNNING, [update_features(("metadata.version", 31, 1))],
+                                                    ["INVALID_UPDATE_VERSION"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FEATURE_CASES))
+def test_update_features_agrees_with_kafka(name: str) -> None:
+    """FeatureControlManagerTest's cases (tests/test_feature_scenarios.py) given to Kafka 4.3's
+    ``ConfigurationControlManager.updateFeatures`` as ``QuorumController`` calls it: each response, record and
+    finalized level agrees, with the outcomes pinned."""
+    initial, inputs, errors = FEATURE_CASES[name]
+    checks = on_kafka(initial, inputs)
+    assert [check.step.response["error"] for check in checks] == errors
+
+
+def test_conform_agrees_on_traces_that_update_features(process, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``kraftspec conform``: the cases above as input-only traces, Kafka's outputs judged by the reference; replayed
+    under the deliberately wrong UpdateFeatures, the traces where a broker's range decides are flagged."""
+    path = tmp_path / "update-features.jsonl"
+    path.write_text("".join(json.dumps({"format": "1.0", "component": "broker", "id": name, "initial": initial,
+                                        "steps": [{"input": input} for input in inputs]}) + "\n"
+                            for name, (initial, inputs, _) in FEATURE_CASES.items()))
+    outcomes = [item for _, _, item in conform_files([str(path)], process)]
+    assert [getattr(item, "outcome", item) for item in outcomes] == ["agree"] * len(FEATURE_CASES)
+    # Kafka's runs replayed as traces (``kraftspec check``) flag the reference's wrong variant
+    runs = [kafka_trace(trace, process, hooks("broker")) for _, trace in read_jsonl(path)]
+    mutant = next(m for m in MUTANTS if m.name == "feature-update-ignores-broker-ranges")
+    with mutant.applied():
+        flagged = [kafka.id for kafka, refusal in runs if not judge(kafka, refusal).conformant]
+    assert flagged == ["testUpdateFeaturesErrorCases", "a broker that cannot read the level"]
+
+
+FEATURE_VERSIONS = os.environ.get("KRAFTSPEC_KAFKA_VERSIONS", DEFAULT_VERSION).split()
+"""Kafka 4.3.1 by default; KRAFTSPEC_KAFKA_VERSIONS="3.9.1 4.0.1 4.1.1 4.2.0 4.3.1 4.4.0" checks the README's
+UpdateFeatures rows on every release."""
+
+
+@pytest.mark.parametrize("version", FEATURE_VERSIONS)
+def test_update_features_follows_each_release(version: str) -> None:
+    """The version rows of §1.11 (README) on ``version``'s own classes: a downgrade across a level that changed the
+    metadata (worded per release), a level the release does not define (its latest testing level named), kraft.version
+    (4.0: an ordinary feature; 4.1+: the Raft client's); 3.9 answers per feature: refused by the reference, not
+    expressible to Kafka."""
+    process = shared(version)
+    behaviour = harness_broker.behaviour_for(version)
+    latest = harness_broker.LATEST_METADATA_VERSION[".".join(version.split(".")[:2])]
+    initial = {"explicit": {"cluster_id": CLUSTER_ID, "metadata_version": latest, "session_timeout": 10,
+                            "behaviour": behaviour, "features": {"kraft.version": 0},
+                            "controller_features": {"metadata.version": [7, 40], "kraft.version": [0, 1]}}}
+    inputs = [update_features(("metadata.version", 22, 2)), update_features(("metadata.version", 40, 1)),
+              update_features(("kraft.version", 1, 1))]
+    differential = oracle.Differential(KafkaAdapter("broker", process=process), initial)
+    if behaviour == "3.9":
+        assert differential.step(inputs[0]) is None
+        process.open("broker", harness_broker.kafka_initial(initial))
+        with pytest.raises(HarnessError, match="per feature"):
+            process.step(inputs[0])
+        return
+    checks = [differential.step(input) for input in inputs]
+    assert [c.step.response["error"] for c in checks if c is not None] == ["INVALID_UPDATE_VERSION"] * 2 + ["NONE"]

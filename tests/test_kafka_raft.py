@@ -85,6 +85,19 @@ def test_simulated_traces_agree_with_kafka() -> None:
     assert not disagree, [(o.trace_id, o.inexpressible or describe(o.kafka)) for o in disagree[:2]]
 
 
+def test_simulated_traces_with_failed_requests_and_shutdowns_agree_with_kafka() -> None:
+    """150 simulated traces with faults (seed 11): failed requests (top-level BROKER_NOT_AVAILABLE, as Kafka's
+    channel reports a disconnect) back connections off, nodes shut down gracefully and restart; Kafka's client does
+    what the reference says, step by step."""
+    traces = [simulate_one(11, index, 40, faults=True) for index in range(150)]
+    steps = [step for trace in traces for step in trace_to_json(trace)["steps"]]
+    assert sum(step["input"].get("message", {}).get("error") == "BROKER_NOT_AVAILABLE" for step in steps) > 100
+    assert {step["post"]["shutdown"] for step in steps} == {None, "pending", "completed", "timed_out"}
+    outcomes = [conformed(trace) for trace in traces]
+    disagree = [o for o in outcomes if o.outcome != "agree"]
+    assert not disagree, [(o.trace_id, o.inexpressible or describe(o.kafka)) for o in disagree[:2]]
+
+
 def test_the_standard_states_start_as_the_reference_starts_them() -> None:
     """Kafka's client opened on each standard state reports the reference's post-state (nothing happens at time 0)."""
     from kraftspec.traces.replay.raft import observe
@@ -195,6 +208,55 @@ def test_a_failed_request_backs_its_connection_off() -> None:
         {"input": {"action": "fetch_response", "now": 45, "message": {"source": 2, "partition_error": "NONE",
                                                                        "leader_epoch": 1, "leader_id": 1}}}))
     assert [sends(step) for step in steps] == [[(1, "FetchRequest")], [(2, "FetchRequest")], [(1, "FetchRequest")]]
+
+
+def test_a_leader_shutting_down_resigns_and_completes_once_a_new_leader_is_known() -> None:
+    """``shutdown(timeoutMs)``: ``pollLeader`` resigns, ``pollResigned`` sends EndQuorumEpoch and waits (no election
+    timer) while granting votes; ``maybeCompleteShutdown`` completes once a remote leader is known, after which the
+    client takes no input until it restarts (``KafkaRaftClientDriver`` stops polling)."""
+    steps = kafka_steps(raft_trace(
+        {"standard": "raft/leader"},
+        {"input": {"action": "shutdown", "timeout_ms": 5000, "now": 40},
+         "post": {"role": "Resigned", "shutdown": "pending"}},
+        {"input": {"action": "tick", "now": 3000}, "post": {"role": "Resigned", "shutdown": "pending"}},
+        {"input": {"action": "vote_request", "now": 3010, "message": {
+            "replica_id": 2, "replica_epoch": 2, "last_offset_epoch": 1, "last_offset": 1}},
+         "post": {"role": "Unattached", "epoch": 2, "shutdown": "pending"}},
+        {"input": {"action": "begin_quorum_epoch_request", "now": 3020, "message": {
+            "leader_id": 2, "leader_epoch": 2}}, "post": {"role": "Follower", "shutdown": "completed"}},
+        {"input": {"action": "restart", "now": 3030}, "post": {"role": "Follower", "shutdown": None}}))
+    assert sorted(sends(steps[1])) == [(2, "EndQuorumEpochRequest"), (3, "EndQuorumEpochRequest")]
+    assert sends(steps[2]) == [(2, "VoteResponse")]
+    stopped = conformed(raft_trace({"standard": "raft/follower"},
+                                   {"input": {"action": "shutdown", "timeout_ms": 10, "now": 1}},
+                                   {"input": {"action": "tick", "now": 2}}))
+    assert stopped.outcome == "agree" and not stopped.recorded.conformant  # both refuse the tick
+
+
+def test_a_shutdown_times_out_and_an_observer_completes_at_once() -> None:
+    """``GracefulShutdown``: the timer ends ``timeout_ms`` after the call and the poll that sees it expired fails the
+    shutdown; an observer (or a follower) needs no successor and completes at the first poll."""
+    kafka_steps(raft_trace(
+        {"standard": "raft/leader"},
+        {"input": {"action": "shutdown", "timeout_ms": 500, "now": 40}, "post": {"shutdown": "pending"}},
+        {"input": {"action": "tick", "now": 539}, "post": {"shutdown": "pending"}},
+        {"input": {"action": "tick", "now": 540}, "post": {"role": "Resigned", "shutdown": "timed_out"}}))
+    kafka_steps(raft_trace({"standard": "raft/fresh-observer"},
+                           {"input": {"action": "shutdown", "timeout_ms": 500, "now": 5},
+                            "post": {"role": "Unattached", "shutdown": "completed"}}))
+
+
+def test_a_candidate_elected_while_shutting_down_never_writes_its_leader_change() -> None:
+    """``onBecomeLeader`` starts the epoch in the log (``initializeLeaderEpoch``) and puts the LeaderChange record in
+    the accumulator; ``pollLeader`` of a node shutting down resigns before ``maybeAppendBatches`` drains it."""
+    kafka_steps(raft_trace(
+        {"explicit": {"local_id": 1, "quorum_state": {"epoch": 3, "voted_key": {"id": 1}}}},
+        {"input": {"action": "tick", "now": 0}},
+        {"input": {"action": "shutdown", "timeout_ms": 60000, "now": 0}},
+        {"input": {"action": "tick", "now": 5000}, "post": {"role": "Candidate", "shutdown": "pending"}},
+        {"input": {"action": "vote_response", "now": 5001, "message": {
+            "source": 2, "leader_epoch": 3, "vote_granted": True}},
+         "post": {"role": "Resigned", "log_end_offset": 0, "epoch_cache": [[3, 0]], "last_fetched_epoch": 3}}))
 
 
 def test_describe_quorum_answers_as_kafka_writes_them() -> None:
@@ -428,6 +490,18 @@ def test_a_reference_mutant_disagrees_with_kafka() -> None:
     assert any(o.outcome == "DISAGREE" for o in outcomes)
 
 
+def test_a_shutdown_mutant_disagrees_with_kafka() -> None:
+    """With ``raft_shutdown_ignores_remote_leader`` the reference keeps a follower shutting down; Kafka's client
+    completes the shutdown at the first poll, and its outputs no longer replay."""
+    trace = trace_from_json(raft_trace({"standard": "raft/follower"},
+                                       {"input": {"action": "shutdown", "timeout_ms": 100, "now": 1}}))
+    assert conformed(trace).outcome == "agree"
+    with mutants.get("raft_shutdown_ignores_remote_leader").applied():
+        assert conformed(trace).outcome == "DISAGREE"
+        outcomes = [conformed(simulate_one(1, index, 40, faults=True)) for index in (1, 7, 12)]
+    assert all(o.outcome == "DISAGREE" for o in outcomes)
+
+
 def test_a_mutant_recording_is_flagged_while_kafka_given_its_inputs_agrees() -> None:
     """Trace 2 of seed 1 recorded under ``raft_hw_from_minority`` states a wrong HW; Kafka, given the same inputs,
     does what the (correct) reference says."""
@@ -481,3 +555,20 @@ def test_a_mixed_quorum_stays_safe_and_every_view_agrees(kafka_nodes: int) -> No
     finally:
         for process in processes[1:]:
             process.close()
+
+
+def test_a_mixed_quorum_with_failed_requests_and_shutdowns_stays_safe_and_agrees() -> None:
+    """Eight seeded runs with faults and one Kafka-backed node: requests fail (the BROKER_NOT_AVAILABLE answer Kafka's
+    channel gives a disconnect), nodes shut down gracefully and restart; no safety property breaks and every view,
+    Kafka's included, replays on the reference; Kafka's node takes failed answers and finishes shutdowns."""
+    from kraftspec.harness import raft_mixed
+
+    reached = raft_mixed.HardPaths()
+    for seed in range(8):
+        result = raft_mixed.run(seed, 1, [kafka()], faults=True)
+        assert result.failure is None, (seed, result.failure)
+        assert not result.disagreements, [describe(result.verdicts[n]) for n in result.disagreements][:1]
+        reached.add(result.paths)
+    assert any(kind.startswith("kafka:") for kind in reached.failed_requests)
+    assert any(kind.startswith("kafka:") for kind in reached.shutdowns)
+    assert {kind.split(":")[1] for kind in reached.shutdowns} == {"completed", "timed_out"}

@@ -16,7 +16,7 @@ from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_state import ElectionState, ReplicaKey
-from kraftspec.traces.replay.match import Each, Entries, Fields, Observed, Tagged, matches, stated_fields_match, stated_json
+from kraftspec.traces.replay.match import Each, Entries, Fields, Tagged, matches, observe, post_matcher, stated_fields_match, stated_json
 from kraftspec.traces.replay.verdict import diff
 from support_perturb import perturbed
 
@@ -67,7 +67,22 @@ def test_stated_fields_are_read_alone_on_a_response_or_an_observed_post_state() 
     assert not stated_fields_match(response, {"epoch": 3.0})
     assert not stated_fields_match(response, {"unknown": 1})  # the diff names it
     assert stated_fields_match(None, {}) and not stated_fields_match(None, {"epoch": 3})
-    observed = Observed({"epoch": lambda state, clock: state.epoch, "clock": lambda state, clock: clock}, response, 7)
-    assert stated_fields_match(observed, {"clock": 7, "epoch": 3})
-    assert not stated_fields_match(observed, {"clock": True})
-    assert not stated_fields_match(observed, {"role": "Leader"})
+    post_matches = post_matcher({"epoch": lambda state, clock: state.epoch, "clock": lambda state, clock: clock})
+    assert post_matches(response, 7, {"clock": 7, "epoch": 3})
+    assert not post_matches(response, 7, {"clock": True})
+    assert not post_matches(response, 7, {"role": "Leader"})
+
+
+def test_a_recognized_post_state_field_is_only_the_very_same_pair_found_equal_before() -> None:
+    """``post_matcher`` skips the walk only for the same stated object over the same anchor; a stated value or a
+    reference value that changed is compared again (a variant that recognizes by field name alone is caught)."""
+    entries = tuple(LogEntry(epoch=1, record=i) for i in range(3))
+    observers = {"log": lambda state, clock: Each(state, lambda e: e)}
+    post_matches = post_matcher(observers)
+    stated = observe(observers, entries, 0)["log"]
+    assert post_matches(entries, 0, {"log": stated}) and post_matches(entries, 0, {"log": stated})
+    assert observe(observers, entries, 0)["log"] is stated  # the recorder shares what its steps restate
+    assert not post_matches(entries, 0, {"log": stated[:2]})  # another stated value: compared, and differs
+    longer = (*entries, LogEntry(epoch=2, record=3))
+    assert not post_matches(longer, 0, {"log": stated})  # another anchor: compared, and differs
+    assert observe(observers, longer, 0)["log"] is not stated

@@ -4,6 +4,9 @@ bounds has exactly TLC's reachable states and labelled edges (``kraftspec agree 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
+
+import pytest
 
 from kraftspec.spec.agree import SPEC_DIR, check_agreement, graph_from_tlc, load_model
 from kraftspec.spec.state_graph import state_graph
@@ -35,3 +38,46 @@ def test_a_spec_whose_voters_store_a_granted_pre_vote_is_caught_by_the_agreement
     assert not report.identical and report.difference is not None
     assert report.difference.kind == "edge only in reference"
     assert report.difference.edge is not None and report.difference.edge[1] == "HandleVoteRequest"
+
+
+FOUND_BY_THE_DEEP_RUN = """FromTheDeepRun ==
+    /\\ epoch = <<1, 1, 1, 0>> /\\ leader = <<1, -1, -1, -1>> /\\ voted = <<-1, 2, 1, -1>>
+    /\\ role = <<"Leader", "Candidate", "Unattached", "Unattached">> /\\ granted = <<{}, {2}, {}, {}>>
+    /\\ rejected = <<{}, {}, {}, {}>> /\\ fetched = <<FALSE, FALSE, FALSE, FALSE>> /\\ hw = <<-1, -1, -1, -1>>
+    /\\ log = <<<<1>>, <<>>, <<>>, <<>>>> /\\ flushed = <<1, 0, 0, 0>> /\\ committed = <<>>
+    /\\ endOff = <<<<1, 0, -1>>, <<-1, -1, -1>>, <<-1, -1, -1>>, <<-1, -1, -1>>>>
+    /\\ faults = 1 /\\ timeouts = 2
+    /\\ msgs = [m \\in {[type |-> "FetchResp", src |-> 1, dst |-> 2, epoch |-> 1, leader |-> 1, hw |-> -1,
+                        lastEpoch |-> 0, offset |-> 0, error |-> "NONE", entries |-> <<1>>,
+                        diverging |-> <<-1, -1>>]} |-> 1]
+"""
+"""The state before the first difference ``kraftspec agree raft --deep`` found (17 steps in: node 2 restarted as the
+Candidate of epoch 1 it had voted for, while the answer to the fetch it sent its leader 1 before the crash is in
+flight), as TLC printed it."""
+
+CANDIDATE_KEEPS_ITS_VOTES = ("            /\\ granted' = [granted EXCEPT ![n] = {}]\n"
+                             "            /\\ rejected' = [rejected EXCEPT ![n] = {}]\n", "")
+
+
+@pytest.mark.parametrize("variant", [None, CANDIDATE_KEEPS_ITS_VOTES], ids=["spec", "candidate-keeps-its-votes"])
+def test_a_candidate_that_learns_its_leader_from_a_fetch_answer_holds_no_votes(tmp_path: Path,
+                                                                                 variant: Optional[tuple[str, str]]) -> None:
+    """KafkaRaftClient.maybeHandleCommonResponse: an answer naming the leader of the node's epoch makes a Candidate
+    a Follower (transitionToFollower: a new state, no votes) before the fetch handler appends. The spec once kept
+    the Candidate's granted votes there (an edge only in the reference, found by the deep agreement run); TLC,
+    started from that state, checks ``FollowerHoldsNoVotes`` and catches the old spec."""
+    source = (SPEC_DIR / "KRaftQuorum.tla").read_text()
+    if variant is not None:
+        assert source.count(variant[0]) == 1, "the spec no longer contains the lines this variant removes"
+        source = source.replace(variant[0], variant[1]).replace("UNCHANGED <<epoch, voted, endOff>>",
+                                                                "UNCHANGED <<epoch, voted, granted, rejected, endOff>>")
+    end = source.rindex("\n=====") + 1
+    (tmp_path / "KRaftQuorum.tla").write_text(source[:end] + FOUND_BY_THE_DEEP_RUN + source[end:])
+    config = (SPEC_DIR / "KRaftQuorum.cfg").read_text()
+    config = config.replace("INIT Init", "INIT FromTheDeepRun").replace("MaxTimeouts = 1", "MaxTimeouts = 2")
+    (tmp_path / "KRaftQuorum.cfg").write_text(config[:config.index("INVARIANTS")] + "INVARIANTS\n    FollowerHoldsNoVotes\n")
+    result = run_tlc(tmp_path / "KRaftQuorum.tla", tmp_path / "KRaftQuorum.cfg", timeout_s=600)
+    if variant is None:
+        assert result.verdict == "ok", result.summary()
+    else:
+        assert result.verdict == "invariant_violated" and result.violated == "FollowerHoldsNoVotes", result.summary()

@@ -23,6 +23,8 @@ from kraftspec.reference.raft_messages import (
     NotLeaderError,
     QuorumEpochResponse,
     Send,
+    ShutDownError,
+    Shutdown,
     Tick,
     VoteRequest,
     VoteResponse,
@@ -39,6 +41,7 @@ from kraftspec.reference.raft_state import (
     Follower,
     IllegalTransition,
     Leader,
+    ListenerView,
     Prospective,
     QuorumConfig,
     ReplicaKey,
@@ -698,3 +701,229 @@ def test_begin_quorum_epoch_is_not_resent_while_one_is_outstanding() -> None:
     node, out = respond(node, 1, QuorumEpochResponse(source=1, api="BeginQuorumEpoch", leader_epoch=2, leader_id=LOCAL), 1)
     node, out = raft.step(node, Tick(), period)
     assert [s.destination for s in sends(out, BeginQuorumEpochRequest)] == [1]  # voter 2's first is outstanding
+
+
+# -------------------------------------------------------------------------------------------------
+# J. Graceful shutdown and resignation (KafkaRaftClientTest, by name; one step is Kafka's input and its poll)
+
+
+def shutdown_outcome(node: raft.RaftNode) -> str | None:
+    """The graceful shutdown's outcome: None while it runs (``isShuttingDown``), else completed or timed_out."""
+    assert node.shutdown is not None
+    return node.shutdown.outcome
+
+
+def test_leader_graceful_shutdown() -> None:
+    """testLeaderGracefulShutdown: the leader resigns at the poll after ``shutdown``, sends EndQuorumEpoch at the next,
+    still grants votes, and completes once a new leader is known."""
+    node = leader((LOCAL, 1), 1)
+    node, out = raft.step(node, Shutdown(timeout_ms=5_000), 0)
+    assert isinstance(node.state, Resigned) and shutdown_outcome(node) is None and out == ()
+    node, out = raft.step(node, Tick(), 0)
+    assert [s.destination for s in sends(out, EndQuorumEpochRequest)] == [1] and shutdown_outcome(node) is None
+    node, out = raft.step(node, vote(1, 2, 1, 1), 0)
+    assert only_response(out).vote_granted and shutdown_outcome(node) is None
+    node, out = raft.step(node, BeginQuorumEpochRequest(leader_id=1, leader_epoch=2), 0)
+    assert shutdown_outcome(node) == raft_state.SHUTDOWN_COMPLETED
+    with pytest.raises(ShutDownError):  # the driver polls a finished client no more
+        raft.step(node, Tick(), 1)
+
+
+def test_leader_graceful_shutdown_timeout() -> None:
+    """testLeaderGracefulShutdownTimeout: no new leader before the shutdown timer expires: it fails with a timeout."""
+    node = leader((LOCAL, 1), 1)
+    node, _ = raft.step(node, Shutdown(timeout_ms=5_000), 0)
+    node, out = raft.step(node, Tick(), 0)
+    assert [s.destination for s in sends(out, EndQuorumEpochRequest)] == [1]
+    node, _ = raft.step(node, Tick(), 4_999)
+    assert shutdown_outcome(node) is None
+    node, out = raft.step(node, Tick(), 5_000)
+    assert shutdown_outcome(node) == raft_state.SHUTDOWN_TIMED_OUT and out == ()
+
+
+def test_follower_graceful_shutdown() -> None:
+    """testFollowerGracefulShutdown: a follower knows its leader, so the first poll completes the shutdown."""
+    node, _ = raft.step(follower((LOCAL, 1), 5, 1), Tick(), 0)
+    node, out = raft.step(node, Shutdown(timeout_ms=5_000), 0)
+    assert shutdown_outcome(node) == raft_state.SHUTDOWN_COMPLETED and out == ()
+
+
+def test_observer_graceful_shutdown() -> None:
+    """testObserverGracefulShutdown: an observer completes at once, even with no leader known."""
+    node, _ = raft.step(make_node((1, 2), stored=ElectionState(epoch=5)), Tick(), 0)
+    assert isinstance(node.state, Unattached) and raft_state.leader_of(node.state) == -1
+    node, _ = raft.step(node, Shutdown(timeout_ms=5_000), 0)
+    assert shutdown_outcome(node) == raft_state.SHUTDOWN_COMPLETED
+
+
+def test_graceful_shutdown_single_member_quorum() -> None:
+    """testGracefulShutdownSingleMemberQuorum: the only voter completes at once, sending nothing."""
+    node, out = raft.step(make_node((LOCAL,)), Tick(), CONFIG.election_timeout_ms)
+    assert isinstance(node.state, Leader) and node.state.epoch == 1
+    node, out = raft.step(node, Shutdown(timeout_ms=5_000), CONFIG.election_timeout_ms)
+    assert shutdown_outcome(node) == raft_state.SHUTDOWN_COMPLETED and out == ()
+
+
+def test_end_quorum_epoch_sent_based_on_fetch_offset() -> None:
+    """testEndQuorumEpochSentBasedOnFetchOffset: a shutting-down leader names the voter that fetched furthest first."""
+    close, lagging = 2, 1
+    node = leader((LOCAL, lagging, close), 1)
+    node, _ = raft.step(node, FetchRequest(replica_id=lagging, current_leader_epoch=1, fetch_offset=1,
+                                           last_fetched_epoch=1), 0)
+    node, _ = raft.step(node, Append(records=("foo", "bar")), 0)
+    node, _ = raft.step(node, FetchRequest(replica_id=close, current_leader_epoch=1, fetch_offset=3,
+                                           last_fetched_epoch=1), 0)
+    node, _ = raft.step(node, Shutdown(timeout_ms=2 * CONFIG.election_timeout_ms), 0)
+    node, out = raft.step(node, Tick(), 0)
+    requests = sends(out, EndQuorumEpochRequest)
+    assert sorted(s.destination for s in requests) == [lagging, close]
+    assert {s.message.preferred_successors for s in requests} == {(close, lagging)}
+
+
+def test_shutdown_while_candidate_keeps_the_election_and_never_writes_leader_change() -> None:
+    """``pollCandidate`` while shutting down keeps asking for votes past the election timeout; won, ``pollLeader``
+    resigns before it drains the accumulator, so the LeaderChange record is never written (the epoch is in the
+    epoch cache: ``initializeLeaderEpoch``)."""
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=3, voted_key=ReplicaKey(id=LOCAL)))
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = raft.step(node, Shutdown(timeout_ms=60_000), 0)
+    node, out = raft.step(node, Tick(), 3 * CONFIG.election_timeout_ms)
+    assert isinstance(node.state, Candidate) and shutdown_outcome(node) is None
+    assert sorted(s.destination for s in sends(out, VoteRequest)) == [1, 2]  # the earlier ones timed out
+    node, _ = respond(node, 1, VoteResponse(source=1, leader_epoch=3, vote_granted=True), 3 * CONFIG.election_timeout_ms)
+    assert isinstance(node.state, Resigned) and node.log.end_offset == 0
+    assert node.log.epoch_cache == ((3, 0),) and node.log.last_fetched_epoch == 3
+
+
+def test_end_quorum_epoch_retries_while_resigned() -> None:
+    """testEndQuorumEpochRetriesWhileResigned: only the voter that has not answered is asked again, once the request
+    timed out."""
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=19, leader_id=LOCAL))
+    node, out = raft.step(node, Tick(), 0)
+    assert sorted(s.destination for s in sends(out, EndQuorumEpochRequest)) == [1, 2]
+    node, out = respond(node, 1, QuorumEpochResponse(source=1, api="EndQuorumEpoch", leader_epoch=19, leader_id=LOCAL),
+                        0)
+    assert out == ()
+    node, out = raft.step(node, Tick(), 6_000)
+    assert [s.destination for s in sends(out, EndQuorumEpochRequest)] == [2]
+
+
+def test_handle_end_quorum_request() -> None:
+    """testHandleEndQuorumRequest: named first among the successors, the follower starts a pre-vote at once."""
+    node = follower((LOCAL, 1), 2, 1)
+    node, out = raft.step(node, EndQuorumEpochRequest(leader_id=1, leader_epoch=2, preferred_successors=(LOCAL,)), 0)
+    assert only_response(out).partition_error == Errors.NONE and only_response(out).leader_id == 1
+    assert isinstance(node.state, Prospective) and raft_state.leader_of(node.state) == 1
+
+
+def test_handle_end_quorum_request_with_lower_priority_to_become_leader() -> None:
+    """testHandleEndQuorumRequestWithLowerPriorityToBecomeLeader: second of two successors, it keeps fetching for
+    ``endEpochElectionBackoff`` before its pre-vote."""
+    node = follower((LOCAL, 1, 2), 2, 1)
+    node, out = raft.step(node, EndQuorumEpochRequest(leader_id=1, leader_epoch=2, preferred_successors=(2, LOCAL)), 0)
+    assert only_response(out).partition_error == Errors.NONE
+    node, _ = raft.step(node, Tick(), 1)
+    assert isinstance(node.state, Follower) and 1 in node.inflight
+    node, out = raft.step(node, Tick(), 1 + CONFIG.election_backoff_max_ms)
+    assert isinstance(node.state, Prospective) and node.state.epoch == 2
+    node, out = raft.step(node, Tick(), 1 + CONFIG.election_backoff_max_ms)
+    assert sorted(s.destination for s in sends(out, VoteRequest) if s.message.pre_vote) == [1, 2]
+
+
+def test_end_quorum_ignored_as_candidate_if_older_epoch() -> None:
+    """testEndQuorumIgnoredAsCandidateIfOlderEpoch: FENCED_LEADER_EPOCH, and the candidate waits out its timer."""
+    node = make_node((LOCAL, 1), stored=ElectionState(epoch=5, voted_key=ReplicaKey(id=LOCAL)))
+    node, out = raft.step(node, EndQuorumEpochRequest(leader_id=1, leader_epoch=3, preferred_successors=(LOCAL,)), 0)
+    assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH and only_response(out).leader_epoch == 5
+    node, _ = raft.step(node, Tick(), CONFIG.election_timeout_ms - 1)
+    assert isinstance(node.state, Candidate)
+    node, _ = raft.step(node, Tick(), CONFIG.election_timeout_ms)
+    assert isinstance(node.state, Prospective)
+
+
+def test_end_quorum_ignored_as_leader_if_older_epoch() -> None:
+    """testEndQuorumIgnoredAsLeaderIfOlderEpoch: FENCED_LEADER_EPOCH naming itself; it stays leader."""
+    node = leader((LOCAL, 1, 2), 7)
+    node, out = raft.step(node, EndQuorumEpochRequest(leader_id=1, leader_epoch=5, preferred_successors=(LOCAL, 2)), 0)
+    assert only_response(out).partition_error == Errors.FENCED_LEADER_EPOCH and only_response(out).leader_id == LOCAL
+    node, _ = raft.step(node, Tick(), CONFIG.fetch_timeout_ms - 1)
+    assert isinstance(node.state, Leader) and node.state.epoch == 7
+
+
+# -------------------------------------------------------------------------------------------------
+# K. The listener's view (KafkaRaftClientTest, by name): handleCommit and handleLeaderChange (§3.12)
+
+
+def test_handle_leader_change_fires_after_listener_reaches_epoch_start_offset_on_empty_log() -> None:
+    """testHandleLeaderChangeFiresAfterListenerReachesEpochStartOffsetOnEmptyLog: the new leader is told to its
+    listener only once the committed records through its LeaderChange record (offset 0) were handed over."""
+    node = leader((LOCAL, 1), 2)
+    assert node.log.end_offset == 1 and node.listener == ListenerView(leader_id=-1, epoch=2)  # told of the election
+    node, _ = raft.step(node, FetchRequest(replica_id=1, current_leader_epoch=2, fetch_offset=0, last_fetched_epoch=0), 0)
+    assert node.listener == ListenerView(leader_id=-1, epoch=2)
+    node, _ = raft.step(node, FetchRequest(replica_id=1, current_leader_epoch=2, fetch_offset=1, last_fetched_epoch=2), 0)
+    assert node.listener == ListenerView(committed_end=1, leader_id=LOCAL, epoch=2)
+
+
+def test_handle_leader_change_fires_after_listener_reaches_epoch_start_offset() -> None:
+    """testHandleLeaderChangeFiresAfterListenerReachesEpochStartOffset: nine records of epochs 1 and 2, then the
+    LeaderChange at 9: a follower at offset 3 commits nothing; at 10 the listener gets all ten, then the leadership."""
+    node = leader((LOCAL, 1), 5, log_of_epochs([1] * 6 + [2] * 3))
+    assert node.state.epoch_start_offset == 9 and node.log.end_offset == 10
+    node, _ = raft.step(node, FetchRequest(replica_id=1, current_leader_epoch=5, fetch_offset=3, last_fetched_epoch=1), 0)
+    assert node.listener.committed_end == 0 and node.listener.leader_id == -1
+    node, _ = raft.step(node, FetchRequest(replica_id=1, current_leader_epoch=5, fetch_offset=10, last_fetched_epoch=5),
+                        0)
+    assert node.listener == ListenerView(committed_end=10, leader_id=LOCAL, epoch=5)
+
+
+def test_handle_commit_callback_fires_after_follower_high_watermark_advances() -> None:
+    """testHandleCommitCallbackFiresAfterFollowerHighWatermarkAdvances: fetched records reach the listener only as
+    the high watermark passes them; the listener knows the remote leader all along."""
+    node, _ = raft.step(follower((LOCAL, 1), 5, 1), Tick(), 0)
+    assert node.listener == ListenerView(leader_id=1, epoch=5)
+    node, _ = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=0, records=tuple(
+        LogEntry(epoch=5, record=r) for r in "abc")), 0)
+    assert node.listener.committed_end == 0
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=3, records=tuple(
+        LogEntry(epoch=5, record=r) for r in "def")), 0)
+    assert node.listener == ListenerView(committed_end=3, leader_id=1, epoch=5)
+
+
+def test_handle_leader_change_fires_after_unattached_registration() -> None:
+    """testHandleLeaderChangeFiresAfterUnattachedRegistration: registered at the first poll, the listener learns the
+    epoch without a leader, then the leader a BeginQuorumEpoch names."""
+    node = make_node((LOCAL, 1), stored=ElectionState(epoch=7))
+    assert node.listener is None  # registered by the first poll (``pollListeners``)
+    node, _ = raft.step(node, Tick(), 0)
+    assert node.listener == ListenerView(leader_id=-1, epoch=7)
+    node, _ = raft.step(node, BeginQuorumEpochRequest(leader_id=1, leader_epoch=7), 0)
+    assert node.listener == ListenerView(leader_id=1, epoch=7)
+
+
+def test_handle_leader_change_fires_after_follower_registration() -> None:
+    """testHandleLeaderChangeFiresAfterFollowerRegistration: a follower's listener learns its leader at once."""
+    node, _ = raft.step(follower((LOCAL, 1), 7, 1), Tick(), 0)
+    assert node.listener == ListenerView(leader_id=1, epoch=7)
+
+
+def test_handle_leader_change_fires_after_resign_registration() -> None:
+    """testHandleLeaderChangeFiresAfterResignRegistration: a Resigned node tells its listener nothing."""
+    node, _ = raft.step(make_node((LOCAL, 1), stored=ElectionState(epoch=7, leader_id=LOCAL)), Tick(), 0)
+    assert isinstance(node.state, Resigned) and node.listener == ListenerView()
+
+
+def test_a_restart_registers_the_listener_anew_and_a_finished_shutdown_skips_the_poll_listeners() -> None:
+    """A restart is a new process: its listener starts from nothing; the poll that finishes a shutdown returns before
+    ``pollListeners``, so what the step's transition fired stays the listener's last view."""
+    node, _ = raft.step(follower((LOCAL, 1), 7, 1), Tick(), 0)
+    assert raft.restart(node, 1).listener is None
+    node = make_node((LOCAL, 1, 2), stored=ElectionState(epoch=7))
+    node, _ = raft.step(node, Tick(), 0)
+    node, _ = raft.step(node, Shutdown(timeout_ms=1_000), 0)
+    assert shutdown_outcome(node) is None
+    node, _ = raft.step(node, BeginQuorumEpochRequest(leader_id=1, leader_epoch=8), 1)
+    assert shutdown_outcome(node) == raft_state.SHUTDOWN_COMPLETED and node.listener == ListenerView(leader_id=1,
+                                                                                                      epoch=8)
+

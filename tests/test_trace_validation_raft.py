@@ -82,11 +82,14 @@ MUTANTS = {  # mutant -> (initial state, inputs, the step the reference flags)
     "raft_observer_starts_election": ({"standard": "raft/fresh-observer"}, OBSERVE, 1),  # observer 4 Prospective
     "raft_vote_shorter_log_same_epoch": (VOTER_WITH_TWO, REFUSE, 0),  # the vote granted
 }
-UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the spec's leaders are voters and never check quorum
+UNOBSERVABLE = {"raft_check_quorum_non_voter_leader",  # the spec's leaders are voters and never check quorum
+                "raft_shutdown_ignores_remote_leader"}  # the spec models no graceful shutdown (the action is outside)
 ABSTRACTED = {  # mutant -> (initial state, inputs, the step the reference flags) where the spec allows what it does
     # The spec picks the bootstrap server nondeterministically: the draw a trace states is the reference's alone.
     "raft_bootstrap_first_server": ({"standard": "raft/fresh-observer"}, [{"action": "tick", "now": 10, "bootstrap": 1}],
                                     0),
+    # The spec has no listener: the post-state's ``listener`` is the reference's alone (the new leader told at once).
+    "raft_leader_visible_before_catch_up": (FRESH_VOTER, ELECT, 4),
 }
 SIMULATED_MUTANTS = {  # mutant -> (index of a seed-1 simulation of 40 steps it shows in, the step the reference flags)
     "raft_hw_at_epoch_start": (2, 10), "raft_hw_from_minority": (2, 9), "raft_observer_starts_election": (7, 6),

@@ -23,7 +23,10 @@ from kraftspec.traces.format.jsonl import read_jsonl
 from kraftspec.traces.replay.verdict import replay
 from kraftspec.traces.recording.broker_simulate import generate_sim
 
-BROKER_MUTANTS = sorted(name for name, m in all_mutants().items() if m.component == "broker")
+BROKER_MUTANTS = sorted(name for name, m in all_mutants().items() if m.component == "broker"
+                        and ".feature_control:" not in m.target)
+# the simulation runs the lifecycle (§1.2-§1.9), not UpdateFeatures (§1.11): its mutant is caught by
+# tests/test_feature_scenarios.py, the model and Kafka (tests/test_broker_mutants.py, tests/test_kafka_broker.py)
 # target -> the trace actions whose reference function calls it (kraftspec/reference/broker.py)
 CALLERS = {
     "broker_rules:session_expired": {"fence_stale_broker",   # via expired_sessions

@@ -15,7 +15,12 @@ from kraftspec.traces.format import jsonl
 from kraftspec.traces.replay.check import EXIT_OK, check_command
 from kraftspec.traces.format.envelope import trace_from_json, trace_to_json
 from kraftspec.traces.recording.generate import EXIT_ERROR, generate_command
-from kraftspec.traces.recording.raft_simulate import UNREACHABLE_MUTANTS, simulate_one
+from kraftspec.traces.recording.raft_simulate import (
+    FAULTS_ONLY_MUTANTS,
+    UNREACHABLE_MUTANTS,
+    simulate_one,
+    unreachable_mutants,
+)
 from kraftspec.traces.replay.verdict import replay
 
 SCHEMA = json.loads((Path(jsonl.__file__).parents[1] / "trace-v1.schema.json").read_text())
@@ -28,8 +33,12 @@ FLAGGED = {  # mutant -> (trace index of seed 1 whose recorded node shows it, fi
     "raft_reset_last_fetched_epoch": (1, 37, "kraftspec.reference.raft._handle_fetch_response"),
     "raft_restart_as_leader": (2, 33, "kraftspec.reference.raft.restart"),  # Leader, not Resigned
     "raft_bootstrap_first_server": (0, 0, "kraftspec.reference.raft._poll"),  # the first Fetch's destination
+    "raft_leader_visible_before_catch_up": (2, 9, "kraftspec.reference.raft._handle_vote_response"),  # the listener
 }
 UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the simulated leader is always a voter
+FLAGGED_WITH_FAULTS = {  # mutants only the simulation with faults reaches: (trace index of seed 1, step, rule)
+    "raft_shutdown_ignores_remote_leader": (1, 18, "kraftspec.reference.raft._handle_shutdown"),  # still pending
+}
 
 
 def test_simulated_traces_are_conformant_round_trip_and_match_the_schema() -> None:
@@ -51,8 +60,9 @@ def test_the_simulation_is_seeded() -> None:
 
 
 def test_every_raft_mutant_is_listed_as_flagged_or_unobservable() -> None:
-    assert {m.name for m in MUTANTS} == set(FLAGGED) | UNOBSERVABLE
+    assert {m.name for m in MUTANTS} == set(FLAGGED) | UNOBSERVABLE | set(FLAGGED_WITH_FAULTS)
     assert set(UNREACHABLE_MUTANTS) == UNOBSERVABLE
+    assert set(unreachable_mutants(faults=False)) == UNOBSERVABLE | set(FLAGGED_WITH_FAULTS)
 
 
 @pytest.mark.parametrize("name", sorted(UNOBSERVABLE))
@@ -71,6 +81,53 @@ def test_traces_simulated_under_a_mutant_are_flagged_at_the_step_it_shows(name: 
     divergence = replay(simulate_one(SEED, index, 40, mutants.get(name).applied())).divergence
     assert divergence is not None, f"trace {index} of seed {SEED} does not show {name}"
     assert (divergence.step, divergence.rule) == (step, rule)
+
+
+def test_simulated_traces_with_faults_fail_requests_shut_nodes_down_and_conform() -> None:
+    """With faults the network answers failed requests with BROKER_NOT_AVAILABLE and nodes shut down gracefully:
+    every outcome of a shutdown and a failed answer to each request kind are recorded, a stopped node restarts, and
+    the reference replays every trace."""
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    failed: set[str] = set()
+    outcomes: set[object] = set()
+    restarted_after_shutdown = False
+    for index in range(40):
+        trace = simulate_one(SEED, index, 40, faults=True)
+        obj = trace_to_json(trace)
+        validator.validate(obj)
+        assert trace_from_json(json.loads(json.dumps(obj))) == trace
+        assert replay(trace).conformant, index
+        for before, step in zip([None, *obj["steps"]], obj["steps"]):
+            if step["input"].get("message", {}).get("error") == "BROKER_NOT_AVAILABLE":
+                failed.add(step["input"]["action"])
+            outcomes.add(step["post"]["shutdown"])
+            stopped = before is not None and before["post"]["shutdown"] in ("completed", "timed_out")
+            restarted_after_shutdown |= stopped and step["input"]["action"] == "restart"
+    assert failed == {"vote_response", "fetch_response", "quorum_epoch_response"}
+    assert outcomes == {None, "pending", "completed", "timed_out"} and restarted_after_shutdown
+    assert simulate_one(SEED, 3, 20) != simulate_one(SEED, 3, 20, faults=True)
+
+
+@pytest.mark.parametrize("name", sorted(FLAGGED_WITH_FAULTS))
+def test_traces_simulated_with_faults_under_a_mutant_are_flagged_at_the_step_it_shows(name: str) -> None:
+    index, step, rule = FLAGGED_WITH_FAULTS[name]
+    assert replay(simulate_one(SEED, index, 40, faults=True)).conformant
+    divergence = replay(simulate_one(SEED, index, 40, mutants.get(name).applied(), faults=True)).divergence
+    assert divergence is not None, f"trace {index} of seed {SEED} with faults does not show {name}"
+    assert (divergence.step, divergence.rule) == (step, rule)
+
+
+def test_generate_refuses_a_faults_only_mutant_without_faults_and_records_it_with_them(tmp_path: Path) -> None:
+    out = io.StringIO()
+    (name,) = FLAGGED_WITH_FAULTS
+    path = tmp_path / "x.jsonl"
+    assert generate_command("sim", str(path), 1, 0, 5, name, stream=out, component="raft") == EXIT_ERROR
+    assert FAULTS_ONLY_MUTANTS[name] in out.getvalue() and not path.exists()
+    out = io.StringIO()
+    assert generate_command("sim", str(path), 1, SEED, 40, name, stream=out, component="raft", faults=True) == 0
+    assert "--faults" in out.getvalue()
+    (trace,) = [trace for _, trace in jsonl.read_jsonl(str(path))]
+    assert trace.meta["faults"] and trace.meta["mutant"] == name and not replay(trace).conformant
 
 
 def test_generate_sim_raft_then_check(tmp_path: Path) -> None:

@@ -48,6 +48,9 @@ CANNOT_SHOW = {
     "raft_observer_starts_election",
     # The leader is always a voter (the observer never campaigns), and no check-quorum deadline passes.
     "raft_check_quorum_non_voter_leader",
+    # The spec models neither a graceful shutdown nor the listener: no recording has the input or states the view.
+    "raft_shutdown_ignores_remote_leader",
+    "raft_leader_visible_before_catch_up",
 }
 
 

@@ -127,7 +127,9 @@ def rebuild(pre: dict) -> broker.ClusterControl:
         topics=FrozenMap({t: from_json(TopicInfo, v, "pre.topics") for t, v in fields["topics"].items()}),
         partitions=FrozenMap({(k.rsplit(":", 1)[0], int(k.rsplit(":", 1)[1])):
                               from_json(PartitionRegistration, v, "pre.partitions")
-                              for k, v in fields["partitions"].items()}))
+                              for k, v in fields["partitions"].items()}),
+        controller_features=FrozenMap({name: tuple(span) for name, span in fields["controller_features"].items()}),
+        min_insync_configs=FrozenMap(fields["min_insync_configs"]))
 
 
 def test_raft_pre_state_states_the_role(exported) -> None:

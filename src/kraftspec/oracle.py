@@ -302,7 +302,7 @@ def raft_machine(adapter: Callable[[], Adapter], **options: Any) -> type[RuleBas
 
 ALL_BROKER_ACTIONS: tuple[str, ...] = (
     "register_broker", "heartbeat", "heartbeat_timed_out", "advance_clock", "fence_stale_broker", "unregister_broker",
-    "create_topic", "log_advanced", "failover", "deactivate", "activate")
+    "create_topic", "log_advanced", "failover", "deactivate", "activate", "update_features")
 """Every broker action :func:`broker_machine` has a rule for (its default ``actions`` are the first five of them)."""
 
 
@@ -317,7 +317,8 @@ def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = 
     fence and shut-down wishes), ``advance_clock``, ``fence_stale_broker`` and ``unregister_broker``,
     ``heartbeat_timed_out``, ``create_topic`` (topics foo, bar, foo.bar, foo_bar and two names Kafka refuses;
     manual assignments of brokers 1–4, mostly well-formed; the unclean-election and min.insync.replicas
-    configs), ``log_advanced``, ``failover``, ``deactivate`` and ``activate``, each only if named in ``actions``
+    configs), ``log_advanced``, ``failover``, ``deactivate``, ``activate`` and ``update_features`` (one or two
+    features at levels about their finalized ones, every upgrade type, validate-only), each only if named in ``actions``
     (:data:`ALL_BROKER_ACTIONS` names them all). ``variety`` adds rules that reach the error paths: registrations
     with every malformed directory list and feature range, at request versions 0–4, as a ZooKeeper broker,
     unauthorized; heartbeats reporting offline or cordoned log directories, or unauthorized; unauthorized
@@ -408,6 +409,17 @@ def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = 
             def log_advanced(self, by: int) -> None:
                 self._send("log_advanced", next_offset=self._state.next_offset + by)
 
+        if "update_features" in enabled:
+            @rule(updates=st.lists(st.tuples(st.sampled_from(_FEATURE_NAMES), st.integers(-1, 1),
+                                             st.sampled_from((1, 1, 1, 2, 2, 3, 0))), min_size=1, max_size=2),
+                  validate_only=st.booleans(), authorized=st.sampled_from((True, True, True, False)))
+            def update_features(self, updates: list[tuple[str, int, int]], validate_only: bool, authorized: bool) -> None:
+                levels = self._state.finalized_features
+                self._send("update_features", request={"updates": [
+                    {"feature": name, "max_version_level": max(-1, levels.get(name, 0) + change), "upgrade_type": kind}
+                    for name, change, kind in updates], "validate_only": validate_only},
+                    **({} if authorized else {"authorized": False}))
+
         if leadership:
             @rule(kind=st.sampled_from(("failover", "failover", "failover", "activate", "activate", "deactivate")))
             def leadership_change(self, kind: str) -> None:
@@ -452,6 +464,8 @@ def broker_machine(adapter: Callable[[], Adapter], initial: Mapping[str, Any] = 
     return BrokerDifferential
 
 
+_FEATURE_NAMES = ("metadata.version", "metadata.version", "eligible.leader.replicas.version", "group.version",
+                  "transaction.version", "kraft.version")
 _TOPIC_NAMES = ("foo", "foo", "bar", "bar", "foo.bar", "foo_bar", "bad name!", "__cluster_metadata")
 _REGISTRATION_VARIANTS = ("plain", "no_dirs", "reserved_dir", "duplicate_dir", "other_broker_dir", "two_dirs",
                           "no_metadata_version", "metadata_version_too_new", "metadata_version_too_old",

@@ -134,6 +134,25 @@ SECTIONS: dict[str, Section] = {
         "registerBroker (KAFKA-18635)",
         "KIP-631; KIP-966",
     ),
+    "1.11": Section(
+        "Finalized features and UpdateFeatures",
+        "Which feature levels the cluster runs at, and when an UpdateFeatures request may change them: the upgrade "
+        "type (upgrade, safe or unsafe downgrade), every node's supported range (the local controller's, every "
+        "registered broker's, from MV 3.7-IV0 every registered controller's), the metadata.version rules (a level "
+        "the release defines, no downgrade across a level that changed the metadata), kraft.version (upgraded by "
+        "the Raft client, never downgraded), the other features' dependencies, and the FeatureLevelRecords written "
+        "(level 0 removes a feature); validate-only writes nothing. The registration half of the same compatibility "
+        "rule is §1.3's.",
+        f"{_CONTROLLER}FeatureControlManager.java (updateFeatures, updateFeature, reasonNotSupported, "
+        "updateMetadataVersion, replay), QuorumFeatures.java, ConfigurationControlManager.updateFeatures, "
+        "QuorumController.updateFeatures; core ControllerApis.handleUpdateFeatures; "
+        "server-common MetadataVersion.checkIfMetadataChanged, Feature.validateVersion",
+        "KIP-584 (versioning scheme for features), KIP-778 (KRaft upgrades: UpgradeType), KIP-1022 (feature "
+        "dependencies)",
+        "KIP-584 lets each feature update succeed or fail alone; Kafka 4.x fails the whole request at its first "
+        "failing feature (3.9 still answered per feature). KIP-778's UNSAFE_DOWNGRADE would drop metadata; Kafka "
+        "refuses any downgrade across a level that changed the metadata whatever the type (KAFKA-13896).",
+    ),
     "2": Section(
         "Partition leadership and ISR",
         "How the controller changes a partition's leader, ISR, ELR and replicas, and how the partition leader on a "
@@ -344,6 +363,22 @@ SECTIONS: dict[str, Section] = {
         "clients/src/main/java/org/apache/kafka/common/record/internal/ControlRecordType.java, "
         "ControlRecordUtils.java",
         "KIP-595; KIP-853",
+    ),
+    "3.12": Section(
+        "The listener",
+        "What the state machine above Raft learns: committed records up to the high watermark (handleCommit) and "
+        "the leader and epoch (handleLeaderChange), a new local leader only once the records up to its epoch start "
+        "have been handed over.",
+        f"{_RAFT}KafkaRaftClient.pollListeners, updateListenersProgress, ListenerContext.maybeFireLeaderChange",
+        "KIP-595 (RaftClient.Listener)",
+    ),
+    "3.13": Section(
+        "Graceful shutdown",
+        "shutdown(timeoutMs): a leader resigns, a nominee keeps its election, an Unattached voter waits, until the "
+        "node is an observer, the only voter or knows a remote leader (completed) or the timer expires (timed out); "
+        "then the client is polled no more.",
+        f"{_RAFT}KafkaRaftClient.shutdown, maybeCompleteShutdown, GracefulShutdown; KafkaRaftClientDriver",
+        "KIP-595",
     ),
     "4": Section(
         "Controllers: registration, DescribeCluster, admin bootstrap, kafka-cluster",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from kraftspec.models import broker_strategies
-from kraftspec.reference import broker, records as records_module
+from kraftspec.reference import broker, feature_control, records as records_module
 from kraftspec.reference.partition import TopicInfo
 from kraftspec.reference.records import MetadataRecord
 from kraftspec.traces.replay.state_cache import ExplicitStates
@@ -44,6 +44,8 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("unregister_broker", "unregister_broker", {"broker_id": (int, True), **_AUTH, **_ORDER}),
     Action("create_topic", "create_topic", {"topic": (TopicInfo, True),
                                             "assignments": (tuple[tuple[int, ...], ...], True)}),
+    Action("update_features", "feature_control.update_features",
+           {"request": (feature_control.UpdateFeaturesRequest, True), **_AUTH}),
     Action("log_advanced", "log_advanced", {"next_offset": (int, True)}),
     Action("advance_clock", "advance_clock", {"now": (int, True)}),
     Action("failover", "activate", _NOW),
@@ -87,7 +89,7 @@ STANDARD_STATES: dict[str, Callable[[], broker.ClusterControl]] = {
 _EXPLICIT_FIELDS: dict[str, tuple[Any, bool]] = {
     "cluster_id": (str, True), "metadata_version": (int, True), "session_timeout": (int, False),
     "behaviour": (str, False), "features": (dict, False), "records": (list, False), "next_offset": (int, False),
-    "active": (bool, False), "activated_at": (int, False),
+    "active": (bool, False), "activated_at": (int, False), "controller_features": (dict, False),
 }
 
 
@@ -129,9 +131,11 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> br
     """An explicit initial state: a bootstrapped controller, the records replayed, then activated (§1.2).
 
     ``{cluster_id, metadata_version, session_timeout=9000, behaviour="4.1+", features={}, records=[],
-    next_offset=(one past the last record), active=true, activated_at=0}``: a controller restored from
+    next_offset=(one past the last record), active=true, activated_at=0, controller_features=(the behaviour's
+    production-ready metadata.version levels, every level of each feature in features)}``: a controller restored from
     a snapshot and a log (records replayed at their offsets, in order), whose log ends at
-    ``next_offset``; activation gives every unfenced broker a session at ``activated_at``.
+    ``next_offset``; activation gives every unfenced broker a session at ``activated_at``. ``controller_features``
+    maps a feature to the ``[min, max]`` levels the controller's software supports (§1.11).
     """
     unknown = sorted(set(obj) - set(_EXPLICIT_FIELDS))
     if unknown:
@@ -144,9 +148,13 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> br
                          f"(known: {', '.join(broker.BEHAVIOURS)})")
     features = {name: from_json(int, level, f"{path}.features.{name}")
                 for name, level in (values["features"] or {}).items()}
+    supported = None
+    if values["controller_features"] is not None:
+        supported = {name: _level_range(span, f"{path}.controller_features.{name}")
+                     for name, span in values["controller_features"].items()}
     state = broker.deactivate(broker.initial_state(
         values["cluster_id"], values["metadata_version"], session_timeout=values["session_timeout"] or 9000,
-        behaviour=behaviour, features=features))
+        behaviour=behaviour, features=features, controller_features=supported))
     end = 0
     for i, item in enumerate(values["records"] or []):
         offset, record = BROKER.decode_record(item, f"{path}.records[{i}]")
@@ -164,6 +172,14 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> br
     if values["active"] is False:
         return state
     return broker.activate(state, values["activated_at"] or 0)
+
+
+def _level_range(span: object, path: str) -> tuple[int, int]:
+    """A ``[min, max]`` pair of levels."""
+    if (not isinstance(span, list) or len(span) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in span)):
+        raise TraceError(f"{path}: expected [min, max] levels")
+    return span[0], span[1]
 
 
 cached_explicit_state = ExplicitStates(explicit_state)

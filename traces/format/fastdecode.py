@@ -18,6 +18,7 @@ from typing import Any, Iterator, Mapping, Optional, Union
 import msgspec
 import orjson
 
+from kraftspec.traces.format import raft_typed
 from kraftspec.traces.format.envelope import Component, Step, Trace, check_in_view, components, trace_from_json
 from kraftspec.traces.format.limits import MAX_JSON_DEPTH
 from kraftspec.traces.replay.state_cache import reference_identity
@@ -47,6 +48,9 @@ class Memo(dict):  # type: ignore[type-arg]  # a dict: ``get`` stays the dict's 
         return value
 
 
+TYPED_INPUTS = {"raft": raft_typed}
+"""Components whose inputs msgspec reads straight into the reference's (``decode_input`` for a JSON Lines input,
+``decode_arguments`` for a Parquet row's): almost every one of their inputs is unique, so no memo helps."""
 _PARSED = Memo()  # a JSON text -> its value (responses, post-states); never mutated
 _INPUTS = Memo()  # (component, input text) -> action, arguments
 _RECORDS = Memo()  # (component, record fields text without its offset) -> the record
@@ -78,14 +82,14 @@ def long_number(text: Union[str, bytes]) -> bool:
     return _LONG_RUN in (text.encode() if type(text) is str else text).translate(_DIGITS)  # type: ignore[union-attr]
 
 
-def within_depth(value: Any) -> bool:
-    """Whether parsed JSON ``value`` nests at most :data:`MAX_JSON_DEPTH` deep (iterative)."""
+def within_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether parsed JSON ``value`` nests at most ``limit`` deep (iterative)."""
     level, depth = [value], 0
     while level:
         below: list[Any] = []
         for item in level:
             kind = type(item)
-            if depth == MAX_JSON_DEPTH and (kind is dict or kind is list):
+            if depth == limit and (kind is dict or kind is list):
                 return False
             if kind is dict:
                 below.extend(item.values())
@@ -95,11 +99,11 @@ def within_depth(value: Any) -> bool:
     return True
 
 
-def shallow(text: Union[str, bytes], value: Any) -> bool:
-    """Whether ``value``, parsed from JSON ``text``, nests at most :data:`MAX_JSON_DEPTH` deep (counted brackets
-    first: a text with few of them needs no walk)."""
+def shallow(text: Union[str, bytes], value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value``, parsed from JSON ``text``, nests at most ``limit`` deep (counted brackets first: a text
+    with few of them needs no walk)."""
     brackets = _BRACKETS if type(text) is bytes else ("[", "{")
-    return text.count(brackets[0]) + text.count(brackets[1]) <= MAX_JSON_DEPTH or within_depth(value)  # type: ignore[arg-type]
+    return text.count(brackets[0]) + text.count(brackets[1]) <= limit or within_depth(value, limit)  # type: ignore[arg-type]
 
 
 def parsed_object(text: Union[str, bytes]) -> dict[str, Any]:
@@ -113,6 +117,32 @@ def parsed_object(text: Union[str, bytes]) -> dict[str, Any]:
             raise NotFast("not an object within the limits")
         _PARSED.put(text, value)
     return value
+
+
+_POST_FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_FIELD_VALUES = Memo()  # a post-state field's JSON text -> its value (shared: never mutate)
+
+
+def post_state(text: Union[str, bytes]) -> dict[str, Any]:
+    """A post-state object within the limits, each field's value shared with every equal field text seen before
+    (from its second sight): consecutive steps mostly restate a field unchanged (a Raft node's log, its quorum-state
+    file), and the replay then recognizes the value it already compared (``kraftspec.traces.replay.match``)."""
+    known = _PARSED.get(text, _UNSEEN)
+    if known is not _UNSEEN:
+        return known  # type: ignore[no-any-return]
+    if long_number(text):
+        raise NotFast("a number of 19 digits or more")
+    post = {}
+    for name, raw in _POST_FIELDS.decode(text).items():
+        field = bytes(raw)
+        value = _FIELD_VALUES.get(field, _UNSEEN)
+        if value is _UNSEEN:
+            value = orjson.loads(field)
+            if not shallow(field, value, MAX_JSON_DEPTH - 1):  # one level below the post-state object
+                raise NotFast("a post-state beyond the limits")
+            _FIELD_VALUES.put(field, value)
+        post[name] = value
+    return _PARSED.put(text, post)  # type: ignore[no-any-return]
 
 
 _ABSENT = msgspec.Raw(b"null")  # a part the line does not give reads as one it gives as null
@@ -196,10 +226,16 @@ def meta(text: Optional[Union[str, bytes]]) -> dict[str, Any]:
 
 
 def step_input(component: Component, text: bytes, path: str) -> tuple[str, Mapping[str, Any]]:
-    """A step's action and decoded arguments, decoded once per distinct input text (the arguments are shared)."""
+    """A step's action and decoded arguments, decoded once per distinct input text (the arguments are shared); a
+    component in :data:`TYPED_INPUTS` has its inputs read by msgspec straight into the reference's."""
     key = (component.name, text)
     decoded = _INPUTS.get(key)
     if decoded is None:
+        typed = TYPED_INPUTS.get(component.name)
+        if typed is not None:
+            if long_number(text):
+                raise NotFast("a number of 19 digits or more")
+            return _INPUTS.put(key, typed.decode_input(text))  # type: ignore[no-any-return]
         given = parsed_value(text)
         if type(given) is not dict or type(given.get("action")) is not str:
             raise NotFast("not an input within the limits")
@@ -249,7 +285,8 @@ def trace(line: bytes) -> Trace:
             if output.records is not None:
                 records = tuple([record(component, bytes(r), f"{path}.output.records[{j}]")
                                  for j, r in enumerate(output.records)])
-        step = Step(action, arguments, response, records, stated(given.post))
+        post = text_of(given.post)
+        step = Step(action, arguments, response, records, None if post is None else post_state(post))
         if view is not None:
             check_in_view(view, step, path)
         steps.append(step)

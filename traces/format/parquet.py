@@ -142,6 +142,11 @@ def _memoized(format: Any, name: Any, given_id: Any, meta: Any, initial: Any, gi
         if now is not None and type(now) is not int:  # a key equal to an integer's (True, 1.0) would share its entry
             raise TraceError(f"steps[{i}].now: {now!r}")
         decoded = _INPUTS.get((name, action, now, text))
+        typed = fastdecode.TYPED_INPUTS.get(name)
+        if decoded is None and typed is not None:
+            if fastdecode.long_number(text):
+                raise TraceError(f"steps[{i}].input: a number of 19 digits or more")
+            decoded = _INPUTS.put((name, action, now, text), typed.decode_arguments(action, now, text))
         if decoded is None:
             arguments = fastdecode.parsed_object(text)
             if type(arguments) is not dict:
@@ -151,7 +156,7 @@ def _memoized(format: Any, name: Any, given_id: Any, meta: Any, initial: Any, gi
             decoded = _INPUTS.put((name, action, now, text), (step.action, step.input))
         response = None if response_text is None else fastdecode.parsed_object(response_text)
         records = None if listed is None else tuple([(r[0], _record(name, r, f"steps[{i}]")) for r in listed])
-        post = None if post_text is None else fastdecode.parsed_object(post_text)
+        post = None if post_text is None else fastdecode.post_state(post_text)
         steps.append(Step(decoded[0], decoded[1], response, records, post))
     header, _ = fastdecode.header(format, name, initial, None)
     if given_id is not None and type(given_id) is not str:

@@ -3,7 +3,7 @@
 A raft trace is what ONE node (the implementation under test) received and sent. Each input is a
 message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter, bootstrap, order)``
 (action ``vote_request``, ``fetch_response``, ... after the message's class), a timer poll (``tick``),
-a leader append (``append``), ``resign``, a crash and restart (``restart``, ``raft.restart``) or
+a leader append (``append``), ``resign``, a graceful ``shutdown`` (``timeout_ms``), a crash and restart (``restart``, ``raft.restart``) or
 ``advance_clock``. The output is the list of messages the node sent (``response.sends``); Raft writes
 no metadata records of its own, so ``records`` stays empty.
 
@@ -61,6 +61,7 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("tick", "raft._poll", _POLLED),
     Action("append", "raft._handle_append", {"records": (tuple, True), **_POLLED}),
     Action("resign", "raft._handle_resign", {"epoch": (int, True), **_POLLED}),
+    Action("shutdown", "raft._handle_shutdown", {"timeout_ms": (int, True), **_POLLED}),
     Action("restart", "raft.restart", _TIMED),
     Action("advance_clock", "advance_clock", {"now": (int, True)}),
 )}

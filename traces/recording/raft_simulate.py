@@ -3,7 +3,11 @@
 The quorum is ``kraftspec.models.raft``'s: voters 1-3 and observer 4 over a network that delays,
 reorders, duplicates and loses messages (UpdateRaftVoter requests always: the reference does not model the
 leader's answer); nodes poll their timers as time passes, crash and restart
-(losing unflushed records), leaders take client appends and resign. One node, drawn per trace, is
+(losing unflushed records), leaders take client appends and resign. With ``faults`` the network also fails
+requests as Kafka's channel reports a disconnect (the sender gets the request's error response, top-level
+BROKER_NOT_AVAILABLE: ``KafkaNetworkChannel``, ``RaftUtil.errorResponse``), so the retry back-off
+(``quorum.retry.backoff.ms``) is exercised, and nodes shut down gracefully (``shutdown(timeoutMs)``); a node whose
+shutdown finished is stopped (requests to it fail) until it restarts. One node, drawn per trace, is
 recorded: every input it receives becomes a step with the messages it sent and its post-state. With a
 mutant applied every node runs the mutant, so the recorded node's outputs are the mutant's.
 """
@@ -17,7 +21,23 @@ from typing import Any
 
 from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
 from kraftspec.reference import raft, raft_state
-from kraftspec.reference.raft_messages import Append, RaftFatalError, Resign, Send, Tick, UpdateRaftVoterRequest
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.raft_messages import (
+    Append,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    QuorumEpochResponse,
+    RaftFatalError,
+    Resign,
+    Send,
+    Shutdown,
+    Tick,
+    UpdateRaftVoterRequest,
+    VoteRequest,
+    VoteResponse,
+)
 from kraftspec.reference.raft_state import Leader
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.replay.raft import AppendResult, Sends, observe, sent
@@ -30,19 +50,53 @@ LOST = (UpdateRaftVoterRequest,)
 RULES = ("tick", "tick", "tick_all", "quiet", "deliver", "deliver", "deliver", "deliver_all", "duplicate", "lose",
          "append", "append", "resign", "crash")
 """The simulation's rules, drawn uniformly (repeats weight them), as in ``models.raft.RaftQuorumModel``."""
+FAULT_RULES = RULES + ("fail", "fail", "shutdown", "revive")
+"""The rules with ``faults``: failed requests, graceful shutdowns, and a stopped node restarting."""
+SHUTDOWN_TIMEOUTS_MS = (0, 500, 3000)
+"""``shutdown(timeoutMs)`` timeouts drawn: at once, shorter and longer than an election."""
 UNREACHABLE_MUTANTS = {
     "raft_check_quorum_non_voter_leader": "the voters are static (1-3) and only a voter is ever elected, so every "
                                           "leader is a voter, where the mutant decides as the reference does",
 }
 """Raft mutants whose wrong rule this simulation can never reach, with the reason: no trace is recorded under them
 (``kraftspec generate`` refuses them and leaves them out of a ``--mutant-share``)."""
+FAULTS_ONLY_MUTANTS = {
+    "raft_shutdown_ignores_remote_leader": "only a simulation with --faults shuts nodes down",
+}
+"""Raft mutants only the simulation with ``faults`` reaches, with the reason the one without never does."""
+
+
+def unreachable_mutants(faults: bool) -> dict[str, str]:
+    """The raft mutants the simulation with (or without) ``faults`` can never reach, with the reason."""
+    return dict(UNREACHABLE_MUTANTS) if faults else {**UNREACHABLE_MUTANTS, **FAULTS_ONLY_MUTANTS}
+
+
+def failed_response(request: Any, destination: int) -> Send:
+    """What the sender of ``request`` to ``destination`` gets when the network fails it: the request's error response
+    with top-level BROKER_NOT_AVAILABLE under its correlation id (``KafkaNetworkChannel``: a disconnect or an
+    unreachable node; ``RaftUtil.errorResponse``)."""
+    error, cid = Errors.BROKER_NOT_AVAILABLE, request.correlation_id
+    if isinstance(request, VoteRequest):
+        return Send(destination=request.replica_id,
+                    message=VoteResponse(source=destination, error=error, correlation_id=cid))
+    if isinstance(request, FetchRequest):
+        return Send(destination=request.replica_id,
+                    message=FetchResponse(source=destination, error=error, correlation_id=cid))
+    api = "BeginQuorumEpoch" if isinstance(request, BeginQuorumEpochRequest) else "EndQuorumEpoch"
+    return Send(destination=request.leader_id,
+                message=QuorumEpochResponse(source=destination, api=api, error=error, correlation_id=cid))
+
+
+FAILABLE = (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
+"""The requests the network may fail (a failed one is answered by :func:`failed_response`)."""
 
 
 class _Quorum:
     """Four nodes, the network, the clock, and the steps recorded for node ``recorded``."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, faults: bool = False) -> None:
         self.rng = rng
+        self.faults = faults
         self.now = 0
         self.recorded = rng.choice(NODES)
         self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": dataclasses.asdict(CONFIG),
@@ -57,8 +111,18 @@ class _Quorum:
         """A draw of the election timer's randomization (``QuorumConfig``: 0 to the election timeout)."""
         return self.rng.randrange(CONFIG.election_timeout_ms)
 
+    def stopped(self, n: int) -> bool:
+        """Whether node ``n``'s graceful shutdown has finished (it takes no input until it restarts)."""
+        shutdown = self.nodes[n].shutdown
+        return shutdown is not None and shutdown.outcome is not None
+
     def deliver(self, n: int, message: Any) -> None:
-        """Node ``n`` handles one input; the recorded node's becomes a step (its sends and post-state)."""
+        """Node ``n`` handles one input; the recorded node's becomes a step (its sends and post-state). A stopped
+        node takes none: a request to it fails (with ``faults``)."""
+        if self.stopped(n):
+            if isinstance(message, FAILABLE):
+                self.in_flight.append(failed_response(message, n))
+            return
         jitter, bootstrap = self.jitter(), self.rng.randrange(len(VOTERS))
         before = self.nodes[n]
         try:
@@ -82,6 +146,8 @@ class _Quorum:
             response = AppendResult(sends, raft.append_offset(before, message.records))
         elif isinstance(message, Resign):
             action, args = "resign", {"epoch": message.epoch, **timed}
+        elif isinstance(message, Shutdown):
+            action, args = "shutdown", {"timeout_ms": message.timeout_ms, **timed}
         elif isinstance(message, Tick):
             action, args = "tick", timed
         else:
@@ -110,7 +176,7 @@ class _Quorum:
 
     def rule(self) -> None:
         """One rule of the model, drawn at random."""
-        kind, rng = self.rng.choice(RULES), self.rng
+        kind, rng = self.rng.choice(FAULT_RULES if self.faults else RULES), self.rng
         if kind == "tick":
             self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
         elif kind in ("tick_all", "quiet"):
@@ -123,7 +189,7 @@ class _Quorum:
         elif kind == "deliver_all":
             self.deliver_all()
         elif kind == "append":
-            leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
+            leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader) and not self.stopped(n)]
             if leaders:
                 self.next_value += 1
                 self.deliver(max(leaders, key=lambda n: self.nodes[n].state.epoch),
@@ -134,6 +200,17 @@ class _Quorum:
                 self.deliver(n, Resign(epoch=self.nodes[n].state.epoch))
         elif kind == "crash":
             self.crash(rng.choice(NODES))
+        elif kind == "shutdown":
+            self.deliver(rng.choice(NODES), Shutdown(timeout_ms=rng.choice(SHUTDOWN_TIMEOUTS_MS)))
+        elif kind == "revive":
+            stopped = [n for n in NODES if self.stopped(n)]
+            if stopped:
+                self.crash(rng.choice(stopped))
+        elif kind == "fail":
+            requests = [i for i, send in enumerate(self.in_flight) if isinstance(send.message, FAILABLE)]
+            if requests:
+                send = self.in_flight.pop(rng.choice(requests))
+                self.in_flight.append(failed_response(send.message, send.destination))
         elif self.in_flight:
             pick = rng.randrange(len(self.in_flight))
             if kind == "deliver":
@@ -146,22 +223,24 @@ class _Quorum:
 
 
 def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextManager[Any] = nullcontext(),
-                 draw: int = 0) -> Trace:
+                 draw: int = 0, faults: bool = False) -> Trace:
     """Trace ``index`` of seed ``seed``: up to ``steps`` inputs of one node of a simulated quorum.
 
     The nodes are started by the reference as it is; the simulation runs inside ``recording`` (a
     mutant's ``applied()``). It stops after ``steps`` recorded inputs, after 50 rules per step, or when
     the recorded node refuses an input (a mutant's fatal condition). ``draw`` > 0 simulates another run for the
     same trace (``kraftspec.traces.recording.generate`` redraws a mutant's trace until the mutant shows); it is in the id.
+    ``faults`` adds failed requests and graceful shutdowns (:data:`FAULT_RULES`): another run, named ``sim-raft-faults-``.
     """
-    rng = random.Random(f"raft:{seed}:{index}" + (f":{draw}" if draw else ""))
-    quorum = _Quorum(rng)
+    rng = random.Random(f"raft{':faults' if faults else ''}:{seed}:{index}" + (f":{draw}" if draw else ""))
+    quorum = _Quorum(rng, faults)
     with recording:
         for _ in range(50 * steps):
             if len(quorum.steps) >= steps or quorum.failed:
                 break
             quorum.rule()
     return Trace(component="raft", steps=tuple(quorum.steps[:steps]), explicit=quorum.explicit[quorum.recorded],
-                 id=f"sim-raft-{seed}-{index}" + (f"-draw{draw}" if draw else ""),
-                 meta={"generator": "kraftspec generate sim --component raft", "seed": seed, "index": index,
-                       "node": quorum.recorded, **({"draw": draw} if draw else {})})
+                 id=f"sim-raft{'-faults' if faults else ''}-{seed}-{index}" + (f"-draw{draw}" if draw else ""),
+                 meta={"generator": "kraftspec generate sim --component raft" + (" --faults" if faults else ""),
+                       "seed": seed, "index": index, "node": quorum.recorded, **({"draw": draw} if draw else {}),
+                       **({"faults": True} if faults else {})})

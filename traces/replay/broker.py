@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from kraftspec.reference import broker
+from kraftspec.reference import broker, feature_control
 from kraftspec.reference.errors import Errors
 from kraftspec.traces.format.broker import ACTIONS, STANDARD_STATES, cached_explicit_state
 from kraftspec.traces.replay.state_cache import reference_identity
@@ -107,6 +107,11 @@ def _create_topic(state: broker.ClusterControl, clock: int, args: Mapping[str, A
     return state, clock, CreateTopicResponse(out.response), out.records
 
 
+def _update_features(state: broker.ClusterControl, clock: int, args: Mapping[str, Any]) -> Outcome:
+    state, out = feature_control.update_features(state, args["request"], **_options(args))
+    return state, clock, out.response, out.records
+
+
 def _log_advanced(state: broker.ClusterControl, clock: int, args: Mapping[str, Any]) -> Outcome:
     return broker.log_advanced(state, args["next_offset"]), clock, None, ()
 
@@ -132,7 +137,7 @@ def _activate(state: broker.ClusterControl, clock: int, args: Mapping[str, Any])
 RUNNERS: dict[str, Runner] = {
     "register_broker": _register_broker, "heartbeat": _heartbeat, "heartbeat_timed_out": _heartbeat_timed_out,
     "fence_stale_broker": _fence_stale_broker, "unregister_broker": _unregister_broker,
-    "create_topic": _create_topic, "log_advanced": _log_advanced, "advance_clock": _advance_clock,
+    "create_topic": _create_topic, "update_features": _update_features, "log_advanced": _log_advanced, "advance_clock": _advance_clock,
     "failover": _failover, "deactivate": _deactivate, "activate": _activate,
 }
 assert RUNNERS.keys() == ACTIONS.keys()
@@ -140,18 +145,18 @@ assert RUNNERS.keys() == ACTIONS.keys()
 
 def rule(action: str) -> tuple[str, str]:
     """The deciding reference function's qualified name and the first paragraph of its docstring."""
-    name = ACTIONS[action].rule
-    function = getattr(broker, name, None)
+    module, _, name = ACTIONS[action].rule.rpartition(".")
+    function = getattr(feature_control if module == "feature_control" else broker, name, None)
     if function is None:
         return name, "The trace's clock: timed inputs without 'now' use it (no reference rule)."
     doc = (function.__doc__ or "").strip().split("\n\n")[0]
-    return f"kraftspec.reference.broker.{name}", " ".join(line.strip() for line in doc.splitlines())
+    return f"kraftspec.reference.{module or 'broker'}.{name}", " ".join(line.strip() for line in doc.splitlines())
 
 
 def observe(state: broker.ClusterControl, clock: int, fields: Iterable[str] = ()) -> dict[str, Any]:
     """The post-state fields a trace may state (``post``) as JSON, or only ``fields`` of them.
 
-    ``clock``, ``active``, ``next_offset``, ``brokers`` (registrations), ``heartbeats`` (the active
+    ``clock``, ``active``, ``next_offset``, ``features`` (the finalized levels other than 0), ``brokers`` (registrations), ``heartbeats`` (the active
     controller's soft state), ``sessions`` (``"id:epoch"`` to last contact) and ``partitions``.
     """
     return observed_json(OBSERVERS, state, clock, fields)
@@ -161,6 +166,7 @@ OBSERVERS: dict[str, Callable[[broker.ClusterControl, int], Any]] = {
     "clock": lambda state, clock: clock,
     "active": lambda state, clock: state.active,
     "next_offset": lambda state, clock: state.next_offset,
+    "features": lambda state, clock: Entries({name: level for name, level in state.finalized_features.items() if level}),
     "brokers": lambda state, clock: Entries(state.brokers, _REGISTRATION),
     "heartbeats": lambda state, clock: Entries(state.heartbeats),
     "sessions": lambda state, clock: Entries(state.sessions),

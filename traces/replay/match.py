@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from kraftspec.traces.format.values import to_json
 
@@ -206,73 +206,101 @@ def matches(got: Any, want: Any) -> bool:
     return converted is not got and matches(converted, want)
 
 
-def stated_fields_match(value: Any, stated: Mapping[str, Any]) -> bool:
-    """Whether each stated field equals the reference's (:func:`matches`); nothing else is read.
+def value_matches(got: Any, want: Any) -> bool:
+    """Whether one stated field ``want`` equals the reference's ``got`` (:func:`matches`, the common cases inline)."""
+    if got is want:  # the same object: True, None, a small int
+        return True
+    kind = type(got)
+    if kind is type(want) and kind in EXACT:  # a scalar, a string
+        return bool(got == want)
+    if type(want) is str and isinstance(got, enum.Enum):  # an error code by name
+        return bool(got._name_ == want)
+    return matches(got, want)
 
-    ``value``: a response (a dataclass; None has no field) or an observed post-state (a mapping, :class:`Observed`).
-    False also for a stated field the value lacks, or a value of neither kind (the diff then decides or names it).
+
+def stated_fields_match(value: Any, stated: Mapping[str, Any]) -> bool:
+    """Whether each stated field of a response equals the reference's (:func:`value_matches`); nothing else is read.
+
+    ``value``: a response (a dataclass; None has no field) or a mapping. False also for a stated field the value
+    lacks, or a value of neither kind (the diff then decides or names it).
     """
     fields: Mapping[str, Any]
-    observers = None
     names = _FIELDS.get(type(value))
     if names is not None:  # a response read before: :func:`field_values`, inline
         fields = {name: getattr(value, name) for name in names}
-    elif type(value) is Observed:  # a post-state: each stated field read by its observer (inline)
-        fields, observers, state, clock = {}, value.observers, value.state, value.clock
     elif value is None or isinstance(value, Mapping):  # no response (then no field may be stated), a mapping
         fields = value or {}
     elif dataclasses.is_dataclass(type(value)):
         fields = field_values(value)
     else:  # a response without fields to read: unsure
         return False
-    try:
-        for key, want in stated.items():
-            got = fields[key] if observers is None else observers[key](state, clock)
-            if got is want:  # the same object: True, None, a small int
-                continue
-            kind = type(got)
-            if kind is type(want) and kind in EXACT:  # the common cases inline: a scalar, a string
-                if got != want:
-                    return False
-            elif type(want) is str and isinstance(got, enum.Enum):  # an error code by name
-                if got._name_ != want:
-                    return False
-            elif not matches(got, want):
-                return False
-    except KeyError:  # a stated field the value does not have
-        return False
+    for key, want in stated.items():
+        got = fields.get(key, _MISSING)
+        if got is not want and (got is _MISSING or not value_matches(got, want)):
+            return False
     return True
 
 
 Observer = Callable[[Any, int], Any]
 
 
-class Observed(Mapping[str, Any]):
-    """A post-state read on demand: each field the value its observer reads from ``state`` at ``clock``."""
-
-    __slots__ = ("observers", "state", "clock")
-
-    def __init__(self, observers: Mapping[str, Observer], state: Any, clock: int) -> None:
-        self.observers, self.state, self.clock = observers, state, clock
-
-    def __getitem__(self, key: str) -> Any:
-        return self.observers[key](self.state, self.clock)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.observers)
-
-    def __len__(self) -> int:
-        return len(self.observers)
+def anchor(value: Any) -> Any:
+    """What an observed value is read from: the map or sequence a view shows, a view's record, else the value."""
+    kind = type(value)
+    if kind is Entries or kind is Each:
+        return value.items
+    if kind is Fields or kind is Tagged:
+        return value.value
+    return value
 
 
 def post_matcher(observers: Mapping[str, Observer]) -> Callable[[Any, int, Mapping[str, Any]], bool]:
-    """A component's ``post_matches``: whether each stated post-state field equals what its observer reads."""
+    """A component's ``post_matches``: whether each stated post-state field equals what its observer reads.
+
+    A stated object or array found equal is remembered with the :func:`anchor` of the value it was found equal to;
+    when the next step states the very same object for that field and the observer reads from the very same anchor,
+    they are equal again without a walk (a Raft node's log between appends). Both sides are immutable: reference
+    states are frozen, and decoded stated values are shared, never mutated (each observer shows one view per field).
+    """
+    recognized: dict[str, tuple[Any, Any]] = {}  # field -> (anchor, stated value) last found equal
+
     def post_matches(state: Any, clock: int, post: Mapping[str, Any]) -> bool:
-        return stated_fields_match(Observed(observers, state, clock), post)
+        for key, want in post.items():
+            observer = observers.get(key)
+            if observer is None:  # a field the component does not have: the diff names it
+                return False
+            got = observer(state, clock)
+            if type(want) is list or type(want) is dict:
+                source, last = anchor(got), recognized.get(key)
+                if last is not None and last[0] is source and last[1] is want:
+                    continue
+                if not matches(got, want):
+                    return False
+                recognized[key] = (source, want)
+            elif not value_matches(got, want):
+                return False
+        return True
     return post_matches
 
 
+_OBSERVED: dict[tuple[int, str], tuple[Any, Any]] = {}  # (observers, field) -> (anchor, its JSON) last written
+
+
 def observe(observers: Mapping[str, Observer], state: Any, clock: int, fields: Any = ()) -> dict[str, Any]:
-    """The post-state as JSON (:func:`stated_json`), all fields or only ``fields``, in the observers' order."""
+    """The post-state as JSON (:func:`stated_json`), all fields or only ``fields``, in the observers' order. A field
+    read from the same :func:`anchor` as at the last call gives the same (shared, never mutated) JSON object, so
+    a recorded trace shares a value its steps restate, as a decoded one does."""
     wanted = set(fields) or set(observers)
-    return {name: stated_json(observer(state, clock)) for name, observer in observers.items() if name in wanted}
+    post = {}
+    for name, observer in observers.items():
+        if name in wanted:
+            value = observer(state, clock)
+            if type(value) in _SCALARS:
+                post[name] = value
+                continue
+            key, source = (id(observers), name), anchor(value)
+            last = _OBSERVED.get(key)
+            if last is None or last[0] is not source:
+                last = _OBSERVED[key] = (source, stated_json(value))
+            post[name] = last[1]
+    return post

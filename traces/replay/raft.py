@@ -20,6 +20,7 @@ from kraftspec.reference import raft, raft_state
 from kraftspec.reference.frozen import evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_records import LeaderChangeMessage
+from kraftspec.reference.raft_state import ListenerView
 from kraftspec.reference.raft_messages import (
     Append,
     FetchResponse,
@@ -27,6 +28,7 @@ from kraftspec.reference.raft_messages import (
     RaftFatalError,
     Resign,
     Send,
+    Shutdown,
     Tick,
 )
 from kraftspec.traces.format.envelope import Step, Trace, Written
@@ -153,11 +155,20 @@ def run(node: raft.RaftNode, clock: int, step: Step, kept: Optional[frozenset[st
         except NotLeaderError:
             return node, now, AppendResult((), None), ()
         return after, now, AppendResult(sends, raft.append_offset(node, records)), ()
-    message = args["message"] if "message" in args else Resign(epoch=args["epoch"]) if action == "resign" else Tick()
+    message = args["message"] if "message" in args else _operation(action, args)
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])
     node, sends = _stepped(node, message, now, jitter, bootstrap, step, kept)
     return node, now, Sends(sends=sends), ()
+
+
+def _operation(action: str, args: Any) -> Any:
+    """The client operation or poll of an input without a message: ``resign``, ``shutdown`` or ``tick``."""
+    if action == "resign":
+        return Resign(epoch=args["epoch"])
+    if action == "shutdown":
+        return Shutdown(timeout_ms=args["timeout_ms"])
+    return Tick()
 
 
 def apply(node: raft.RaftNode, clock: int, step: Step) -> tuple[raft.RaftNode, int, Optional[dict[str, Any]], Written]:
@@ -176,6 +187,14 @@ def rule(action: str) -> tuple[str, str]:
     return f"kraftspec.reference.{name}", " ".join(line.strip() for line in doc.splitlines())
 
 
+def _shutdown(node: raft.RaftNode) -> Optional[str]:
+    """The graceful shutdown as a trace states it: null (none asked for), ``pending``, ``completed`` or
+    ``timed_out``."""
+    if node.shutdown is None:
+        return None
+    return node.shutdown.outcome or "pending"
+
+
 OBSERVERS: dict[str, Callable[[raft.RaftNode, int], Any]] = {
     "clock": lambda node, clock: clock,
     "role": lambda node, clock: node.state.role,
@@ -189,6 +208,8 @@ OBSERVERS: dict[str, Callable[[raft.RaftNode, int], Any]] = {
     "epoch_cache": lambda node, clock: node.log.epoch_cache,
     "log": lambda node, clock: Each(node.log.entries, _stated_entry),
     "quorum_state_file": lambda node, clock: node.stored,
+    "shutdown": lambda node, clock: _shutdown(node),
+    "listener": lambda node, clock: node.listener or ListenerView(),
 }
 post_matches = post_matcher(OBSERVERS)
 """Whether every stated post-state field equals what :data:`OBSERVERS` reads (False also when unsure: the diff decides)."""

@@ -1,6 +1,9 @@
 package org.apache.kafka.controller;
 
+import io.kraftspec.harness.HarnessError;
+
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
 import org.apache.kafka.metadata.FinalizedControllerFeatures;
@@ -12,6 +15,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntConsumer;
+import java.util.function.IntSupplier;
 
 /**
  * The broker session's calls whose Kafka APIs differ between version lines: Kafka 3.9. Its
@@ -34,11 +39,21 @@ final class KraftspecBrokerLine {
         void add(int brokerId, boolean isCleanShutdown, List<ApiMessageAndVersion> records);
     }
 
-    static FeatureControlManager featureControl(SnapshotRegistry snapshotRegistry, QuorumFeatures quorumFeatures) {
+    static FeatureControlManager featureControl(SnapshotRegistry snapshotRegistry, QuorumFeatures quorumFeatures,
+                                                ClusterFeatureSupportDescriber describer,
+                                                IntSupplier kraftVersion, IntConsumer upgradeKraftVersion) {
         return new FeatureControlManager.Builder()
             .setSnapshotRegistry(snapshotRegistry)
             .setQuorumFeatures(quorumFeatures)
+            .setClusterFeatureSupportDescriber(describer)
             .build();
+    }
+
+    /** 3.9 answers UpdateFeatures per feature ({@code FeatureControlManager.updateFeatures}): not expressible. */
+    static ControllerResult<ApiError> updateFeatures(ConfigurationControlManager configurationControl,
+                                                    Map<String, Short> updates, Map<String, Byte> upgradeTypes,
+                                                    boolean validateOnly) {
+        throw new HarnessError("Kafka 3.9 answers UpdateFeatures per feature, which the trace format does not model");
     }
 
     static ConfigurationControlManager configurationControl(SnapshotRegistry snapshotRegistry,

@@ -1,20 +1,28 @@
 package org.apache.kafka.controller;
 
+import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
 import org.apache.kafka.metadata.FinalizedControllerFeatures;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.KRaftVersion;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
 import org.apache.kafka.metadata.KafkaConfigSchema;
 
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntConsumer;
+import java.util.function.IntSupplier;
 
 /**
  * The broker session's calls whose Kafka APIs differ between version lines: Kafka 4.x (sessions in the
@@ -29,11 +37,65 @@ final class KraftspecBrokerLine {
         void add(int brokerId, boolean isCleanShutdown, List<ApiMessageAndVersion> records);
     }
 
-    static FeatureControlManager featureControl(SnapshotRegistry snapshotRegistry, QuorumFeatures quorumFeatures) {
-        return new FeatureControlManager.Builder()
+    /**
+     * As {@code QuorumController} builds it: the brokers' supported ranges from {@code describer}; from 4.1 the
+     * kraft.version through a {@code KRaftVersionAccessor} standing in for the Raft client (it takes every upgrade:
+     * {@code KafkaRaftClient.upgradeKRaftVersion}'s own checks belong to the raft component).
+     */
+    static FeatureControlManager featureControl(SnapshotRegistry snapshotRegistry, QuorumFeatures quorumFeatures,
+                                                ClusterFeatureSupportDescriber describer,
+                                                IntSupplier kraftVersion, IntConsumer upgradeKraftVersion) {
+        FeatureControlManager.Builder builder = new FeatureControlManager.Builder()
             .setSnapshotRegistry(snapshotRegistry)
             .setQuorumFeatures(quorumFeatures)
-            .build();
+            .setClusterFeatureSupportDescriber(describer);
+        for (Method method : FeatureControlManager.Builder.class.getDeclaredMethods()) {
+            if (!method.getName().equals("setKRaftVersionAccessor")) continue;
+            Class<?> accessor = method.getParameterTypes()[0];
+            Object raft = Proxy.newProxyInstance(accessor.getClassLoader(), new Class<?>[] {accessor}, (proxy, m, args) -> {
+                switch (m.getName()) {
+                    case "kraftVersion":
+                        return KRaftVersion.fromFeatureLevel((short) kraftVersion.getAsInt());
+                    case "upgradeKRaftVersion":
+                        if (!(Boolean) args[2]) upgradeKraftVersion.accept(((KRaftVersion) args[1]).featureLevel());
+                        return null;
+                    default:
+                        throw new UnsupportedOperationException(m.getName());
+                }
+            });
+            try {
+                method.setAccessible(true);
+                method.invoke(builder, raft);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return builder.build();
+    }
+
+    /** {@code ConfigurationControlManager.updateFeatures}: 4.1 added the claim epoch (the Raft client's, unused here). */
+    @SuppressWarnings("unchecked")
+    static ControllerResult<ApiError> updateFeatures(ConfigurationControlManager configurationControl,
+                                                    Map<String, Short> updates, Map<String, Byte> upgradeTypes,
+                                                    boolean validateOnly) {
+        Map<String, FeatureUpdate.UpgradeType> types = new HashMap<>();
+        upgradeTypes.forEach((name, code) -> types.put(name, FeatureUpdate.UpgradeType.fromCode(code)));
+        for (Method method : ConfigurationControlManager.class.getDeclaredMethods()) {
+            if (!method.getName().equals("updateFeatures")) continue;
+            try {
+                method.setAccessible(true);
+                Object result = method.getParameterCount() == 4
+                    ? method.invoke(configurationControl, updates, types, validateOnly, 1)
+                    : method.invoke(configurationControl, updates, types, validateOnly);
+                return (ControllerResult<ApiError>) result;
+            } catch (InvocationTargetException e) {
+                if (e.getCause() instanceof RuntimeException) throw (RuntimeException) e.getCause();
+                throw new IllegalStateException(e.getCause());
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        throw new IllegalStateException("no ConfigurationControlManager.updateFeatures");
     }
 
     static ConfigurationControlManager configurationControl(SnapshotRegistry snapshotRegistry,

@@ -38,6 +38,7 @@ import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.metadata.BrokerHeartbeatReply;
 import org.apache.kafka.metadata.BrokerRegistration;
@@ -55,6 +56,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -138,7 +140,10 @@ public final class KraftspecBrokerSession implements Session {
     private final ConfigurationControlManager configurationControl;
     private final ClusterControlManager clusterControl;
     private final ReplicationControlManager replicationControl;
-    private final short kraftVersion;
+    /** The Raft client's kraft.version (the controller reads it through its {@code KRaftVersionAccessor}). */
+    private short kraftVersion;
+    /** Whether the trace finalized kraft.version (its initial features, or an upgrade): the post-state names it then. */
+    private boolean kraftVersionFinalized;
     /** {@code OffsetControlManager.nextWriteOffset}: the log end. */
     private long nextWriteOffset;
     /** {@code QuorumController.curClaimEpoch != -1}. */
@@ -152,18 +157,47 @@ public final class KraftspecBrokerSession implements Session {
         long sessionTimeout = initial.path("session_timeout").asLong(9000);
         Map<String, Short> features = new TreeMap<>();
         initial.path("features").fields().forEachRemaining(e -> features.put(e.getKey(), (short) e.getValue().asInt()));
+        kraftVersionFinalized = features.containsKey(KRAFT_VERSION);
         kraftVersion = features.getOrDefault(KRAFT_VERSION, (short) 0);
-        features.remove(KRAFT_VERSION);
 
+        // The levels this controller's software supports: the trace's controller_features, by default the production-ready
+        // metadata.version levels (as QuorumFeatures.defaultSupportedFeatureMap) and every level of each feature the
+        // trace finalizes.
         Map<String, VersionRange> supported = new HashMap<>();
-        supported.put(MetadataVersion.FEATURE_NAME, VersionRange.of(0, Short.MAX_VALUE));
-        features.keySet().forEach(name -> supported.put(name, VersionRange.of(0, Short.MAX_VALUE)));
-        featureControl = KraftspecBrokerLine.featureControl(snapshotRegistry, new QuorumFeatures(0, supported, List.of(0)));
+        if (initial.path("controller_features").isObject()) {
+            initial.path("controller_features").fields().forEachRemaining(e ->
+                supported.put(e.getKey(), VersionRange.of(e.getValue().get(0).asInt(), e.getValue().get(1).asInt())));
+        } else {
+            features.keySet().forEach(name -> supported.put(name, VersionRange.of(0, Short.MAX_VALUE)));
+            short lowest = (short) Arrays.stream(MetadataVersion.values()).mapToInt(MetadataVersion::featureLevel)
+                .filter(level -> level > 0).min().getAsInt(); // 3.3-IV3 on 4.x, 3.0-IV1 on 3.9
+            supported.put(MetadataVersion.FEATURE_NAME,
+                VersionRange.of(lowest, MetadataVersion.latestProduction().featureLevel()));
+        }
+        features.remove(KRAFT_VERSION);
+        ClusterControlManager[] cluster = new ClusterControlManager[1];
+        ClusterFeatureSupportDescriber describer = new ClusterFeatureSupportDescriber() { // QuorumClusterFeatureSupportDescriber
+            @Override
+            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> brokerSupported() {
+                return cluster[0].brokerSupportedFeatures();
+            }
+
+            @Override
+            public Iterator<Map.Entry<Integer, Map<String, VersionRange>>> controllerSupported() {
+                return cluster[0].controllerSupportedFeatures();
+            }
+        };
+        featureControl = KraftspecBrokerLine.featureControl(snapshotRegistry, new QuorumFeatures(0, supported, List.of(0)),
+            describer, () -> kraftVersion, level -> {
+                kraftVersion = (short) level;
+                kraftVersionFinalized = true;
+            });
         configurationControl = KraftspecBrokerLine.configurationControl(snapshotRegistry, configSchema(), featureControl);
         ReplicationControlManager[] replication = new ReplicationControlManager[1];
         clusterControl = KraftspecBrokerLine.clusterControl(clusterId, time, snapshotRegistry,
             KraftspecTraceTime.toNs(sessionTimeout), featureControl,
             (brokerId, clean, records) -> KraftspecBrokerLine.handleBrokerShutdown(replication[0], brokerId, clean, records));
+        cluster[0] = clusterControl;
         replicationControl = KraftspecBrokerLine.replicationControl(snapshotRegistry, configurationControl, clusterControl,
             featureControl);
         replication[0] = replicationControl;
@@ -226,6 +260,8 @@ public final class KraftspecBrokerSession implements Session {
                 return unregisterBroker(input.path("broker_id").asInt(), input.path("authorized").asBoolean(true));
             case "create_topic":
                 return createTopic(input);
+            case "update_features":
+                return updateFeatures(input.path("request"), input.path("authorized").asBoolean(true));
             case "log_advanced": {
                 long next = input.path("next_offset").asLong();
                 if (next < nextWriteOffset) {
@@ -363,6 +399,40 @@ public final class KraftspecBrokerSession implements Session {
         }
         write(result.records());
         return answer(error(Errors.NONE, null), result.records(), first);
+    }
+
+    /**
+     * {@code QuorumController.updateFeatures} after {@code ControllerApis.handleUpdateFeatures}' ALTER authorization:
+     * the updates and upgrade types read into HashMaps in request order, {@code ConfigurationControlManager
+     * .updateFeatures} as a write event, the reply's message as {@code QuorumController} words it.
+     */
+    private ObjectNode updateFeatures(JsonNode r, boolean authorized) {
+        if (!authorized) return answer(error(Errors.CLUSTER_AUTHORIZATION_FAILED, null));
+        if (!active) return answer(error(Errors.NOT_CONTROLLER, null));
+        Map<String, Short> updates = new HashMap<>();
+        Map<String, Byte> upgradeTypes = new HashMap<>();
+        for (JsonNode update : r.path("updates")) {
+            String feature = text(update, "feature");
+            upgradeTypes.put(feature, (byte) update.path("upgrade_type").asInt(1));
+            updates.put(feature, (short) update.path("max_version_level").asInt());
+        }
+        long first = nextWriteOffset;
+        ApiError result;
+        List<ApiMessageAndVersion> records;
+        try {
+            ControllerResult<ApiError> outcome = KraftspecBrokerLine.updateFeatures(configurationControl, updates,
+                upgradeTypes, r.path("validate_only").asBoolean(false));
+            result = outcome.response();
+            records = outcome.records();
+        } catch (ApiException e) {
+            return answer(error(Errors.forException(e), e.getMessage()));
+        }
+        write(records);
+        if (result.error() != Errors.NONE) {
+            return answer(error(result.error(), "The update failed for all features since the following feature had "
+                + "an error: " + result.message()), records, first);
+        }
+        return answer(error(Errors.NONE, result.message()), records, first);
     }
 
     /** {@code ControllerApis.createTopics} and {@code QuorumController.createTopics} for one manually assigned topic. */
@@ -659,6 +729,12 @@ public final class KraftspecBrokerSession implements Session {
         post.put("clock", time.units());
         post.put("active", active);
         post.put("next_offset", nextWriteOffset);
+        ObjectNode features = post.putObject("features");
+        TreeMap<String, Short> finalized = new TreeMap<>(featureControl.finalizedFeatures(Long.MAX_VALUE).featureMap());
+        if (kraftVersionFinalized) finalized.put(KRAFT_VERSION, kraftVersion);
+        finalized.forEach((name, level) -> {
+            if (level != 0) features.put(name, (int) level);
+        });
         ObjectNode brokers = post.putObject("brokers");
         new TreeMap<>(clusterControl.brokerRegistrations()).forEach((id, registration) -> {
             ObjectNode b = brokers.putObject(String.valueOf(id));

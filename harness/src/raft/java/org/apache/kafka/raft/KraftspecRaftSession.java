@@ -22,6 +22,7 @@ import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.common.utils.MockTime;
+import org.apache.kafka.snapshot.SnapshotReader;
 import org.apache.kafka.server.common.Feature;
 import org.apache.kafka.server.common.OffsetAndEpoch;
 
@@ -39,6 +40,7 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -71,7 +73,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   {@code RequestManager.findReadyBootstrapServer}; any other draw is a harness error;</li>
  *   <li>the configuration: the trace's {@code QuorumConfig} timeouts, {@code quorum.retry.backoff.ms} from
  *   {@code retry_backoff_ms} (Kafka's default 20), {@code quorum.append.linger.ms} 0 (an append is drained by the
- *   poll after it), static voters (kraft.version 0), {@code canBecomeVoter} false, no listener registered.</li>
+ *   poll after it), static voters (kraft.version 0), {@code canBecomeVoter} false;</li>
+ *   <li>the listener: each incarnation registers one {@link ListenerView} (a state machine that reads and closes
+ *   every batch reader at once), reported as the post-state's {@code listener}: the end of the committed records
+ *   handed to {@code handleCommit} and the last {@code handleLeaderChange}. A listener's committed read (any
+ *   size: {@code Integer.MAX_VALUE} bytes) is not capped at {@code fetch_max_records}: the production log reads up
+ *   to the high watermark within a segment.</li>
  * </ul>
  *
  * <p>How each input is applied (the reference's {@code raft.step}: the input, then one {@code poll}):
@@ -90,9 +97,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code tick}: {@code poll()}. {@code append}: {@code prepareAppend(epoch, records)} and
  *   {@code schedulePreparedAppend()}, then {@code poll()} (which drains and flushes); a
  *   {@code NotLeaderException} answers {@code last_offset: null} without a poll, as the reference does.
- *   {@code resign}: {@code resign(epoch)}, then {@code poll()}.</li>
+ *   {@code resign}: {@code resign(epoch)}, then {@code poll()}. {@code shutdown}: {@code shutdown(timeout_ms)},
+ *   then {@code poll()}; once the returned future is done ({@code isRunning()} false) every input but
+ *   {@code restart} and {@code advance_clock} is refused, as {@code KafkaRaftClientDriver} then polls the client no
+ *   more.</li>
  *   <li>{@code restart}: a new client (new channel, queue, clock, random source) on the reopened log and the same
- *   quorum-state store, initialized with the static voters; no poll. {@code advance_clock}: only the trace's clock
+ *   quorum-state store, initialized with the static voters, a new listener registered (it takes effect at the next
+ *   poll); no poll. {@code advance_clock}: only the trace's clock
  *   moves (Kafka's clock moves with the next timed input).</li>
  * </ul>
  * Before the input, the clock is set to {@code now} (parked fetches whose deadline passed are answered then). An
@@ -259,6 +270,9 @@ public final class KraftspecRaftSession implements Session {
         final KafkaRaftClient<String> client;
         final Map<Integer, Integer> lastSent = new HashMap<>();
         final Metrics metrics;
+        /** What {@code shutdown(timeoutMs)} returned, once called. */
+        CompletableFuture<Void> shutdown;
+        final ListenerView stateMachine = new ListenerView();
 
         Incarnation(long now, int jitter) {
             time = new MockTime(0, CLOCK_BASE + now, 0);
@@ -314,6 +328,7 @@ public final class KraftspecRaftSession implements Session {
                 public void setIgnoredStaticVoters(boolean ignoredStaticVoters) {
                 }
             });
+            client.register(stateMachine);
         }
 
         QuorumState quorum() {
@@ -326,6 +341,44 @@ public final class KraftspecRaftSession implements Session {
 
         void close() {
             metrics.close();
+        }
+    }
+
+    /**
+     * A state machine above the client ({@code RaftClient.Listener}) that reads each batch reader to its end and closes
+     * it at once, remembering where the committed records handed over end and the last leader and epoch it was told
+     * ({@code LeaderAndEpoch.UNKNOWN}: no leader, epoch 0, at first).
+     */
+    static final class ListenerView implements RaftClient.Listener<String> {
+        long committedEnd = 0;
+        int leaderId = -1;
+        int epoch = 0;
+
+        @Override
+        public void handleCommit(BatchReader<String> reader) {
+            try {
+                while (reader.hasNext()) {
+                    committedEnd = reader.next().lastOffset() + 1;
+                }
+            } finally {
+                reader.close();
+            }
+        }
+
+        @Override
+        public void handleLoadSnapshot(SnapshotReader<String> reader) {
+            throw new HarnessError("raft: the listener was handed a snapshot (snapshots are not modelled)");
+        }
+
+        @Override
+        public void handleLoadBootstrap(SnapshotReader<String> reader) {
+            throw new HarnessError("raft: the listener was handed a bootstrap snapshot (snapshots are not modelled)");
+        }
+
+        @Override
+        public void handleLeaderChange(LeaderAndEpoch leader) {
+            leaderId = leader.leaderId().orElse(-1);
+            epoch = leader.epoch();
         }
     }
 
@@ -376,11 +429,13 @@ public final class KraftspecRaftSession implements Session {
             ByteBuffer buffer = ByteBuffer.allocate(512);
             int batchCount = 0;
             int recordCount = 0;
+            // a listener's committed read asks for any size: the production log reads to the high watermark
+            int maxRecords = maxTotalBatchBytes == Integer.MAX_VALUE ? Integer.MAX_VALUE : maxBatches;
             LogOffsetMetadata batchStartOffset = null;
             for (LogBatch batch : readBatches(startOffset, OptionalLong.of(maxOffset))) {
                 if (batch.entries().isEmpty() || buffer.position() >= maxTotalBatchBytes) continue;
-                if (recordCount + batch.entries().size() > maxBatches) {
-                    if (recordCount < maxBatches) {
+                if (recordCount + batch.entries().size() > maxRecords) {
+                    if (recordCount < maxRecords) {
                         throw new HarnessError("raft: fetch_max_records " + maxBatches + " would split a batch of "
                             + batch.entries().size() + " records (Kafka reads whole batches)");
                     }
@@ -484,6 +539,10 @@ public final class KraftspecRaftSession implements Session {
             throw new HarnessError("raft: time goes back from " + (node.time.milliseconds() - CLOCK_BASE) + " to "
                 + now + " (Kafka's clock is monotonic)");
         }
+        if (!node.client.isRunning()) {
+            throw new IllegalStateException("raft: the client's graceful shutdown has finished (its driver polls it "
+                + "no more)");
+        }
         clock = now;
         node.random.jitter = jitter;
         node.random.bootstrap = bootstrap;
@@ -544,6 +603,9 @@ public final class KraftspecRaftSession implements Session {
             }
             case "resign":
                 node.client.resign(input.path("epoch").asInt());
+                break;
+            case "shutdown":
+                node.shutdown = node.client.shutdown(input.path("timeout_ms").asInt());
                 break;
             default:
                 throw new HarnessError("raft: unknown action '" + action + "'");
@@ -664,6 +726,17 @@ public final class KraftspecRaftSession implements Session {
         file.put("epoch", stored.map(ElectionState::epoch).orElse(0));
         file.put("leader_id", stored.map(ElectionState::leaderIdOrSentinel).orElse(-1));
         file.set("voted_key", key(stored.flatMap(ElectionState::optionalVotedKey)));
+        CompletableFuture<Void> shutdown = node.shutdown;
+        if (shutdown == null) {
+            post.putNull("shutdown");
+        } else {
+            post.put("shutdown", !shutdown.isDone() ? "pending"
+                : shutdown.isCompletedExceptionally() ? "timed_out" : "completed");
+        }
+        ObjectNode view = post.putObject("listener");
+        view.put("committed_end", node.stateMachine.committedEnd);
+        view.put("leader_id", node.stateMachine.leaderId);
+        view.put("epoch", node.stateMachine.epoch);
         return post;
     }
 

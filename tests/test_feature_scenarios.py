@@ -1,0 +1,245 @@
+"""Kafka's ``FeatureControlManagerTest`` (UpdateFeatures and replay, rules §1.11), transcribed by test name, and the
+registration compatibility check the other way round; each a plain function so the mutant tests can re-run them.
+
+Transcribed from ``metadata/src/test/java/org/apache/kafka/controller/FeatureControlManagerTest.java`` (apache/kafka
+trunk 1eb7644, October 2024: the 4.0 development line, with the atomic ``ControllerResult<ApiError>``), judged against
+Kafka 4.3's ``FeatureControlManager``:
+the metadata.version levels of the 3.3 line those tests use do not exist in 4.x (3.3-IV3, level 7, is the lowest),
+so each metadata.version test is moved onto the 4.0 line (4.0-IV1, level 23, is the level there that changed the
+metadata, as 3.3-IV1 and 3.3-IV2 were in the original), and the 4.3 wording of a refused downgrade is asserted.
+``testNoMetadataVersionChangeDuringMigration`` is left out: 4.x has no ZooKeeper migration. The reference's
+``update_features`` is the whole RPC, so a failure's message carries ``QuorumController``'s prefix.
+
+Reference functions are called through their modules (``fc.update_features``), never imported by name, so an
+applied mutant is what runs.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import kraftspec.reference.broker as broker
+import kraftspec.reference.feature_control as fc
+from kraftspec.models.broker_strategies import directory_of
+from kraftspec.reference.errors import Errors
+from kraftspec.reference.feature_versions import SHORT_MAX
+from kraftspec.reference.frozen import evolve
+from kraftspec.reference.records import FeatureLevelRecord, FeatureRange, RegisterBrokerRecord
+
+MV = "metadata.version"
+TEST = "test.feature.version"
+TV = "transaction.version"
+PREFIX = "The update failed for all features since the following feature had an error: "
+
+
+def default_supported(**overrides: tuple[int, int]) -> dict[str, tuple[int, int]]:
+    """``QuorumFeatures.defaultSupportedFeatureMap(true)`` of Kafka 4.3 (metadata.version 3.3-IV3 to the latest testing
+    level, every production feature from its lowest to its latest testing level), then the test's own ranges
+    (``features(...)`` in FeatureControlManagerTest)."""
+    supported = {MV: (7, 31), "kraft.version": (0, 1), TV: (0, 2), "group.version": (0, 1),
+                 "eligible.leader.replicas.version": (0, 1), "share.version": (0, 1), "streams.version": (0, 1)}
+    supported.update({name.replace("__", "."): span for name, span in overrides.items()})
+    return supported
+
+
+def manager(metadata_version: int, supported: dict[str, tuple[int, int]],
+            brokers: Optional[dict[int, dict[str, tuple[int, int]]]] = None) -> broker.ClusterControl:
+    """A ``FeatureControlManager`` as the tests build it: the local controller's ranges, the finalized
+    metadata.version, and the brokers its ``ClusterFeatureSupportDescriber`` reports (registered by replay)."""
+    state = broker.initial_state("FeatureControlManagerA", metadata_version, controller_features=supported)
+    for offset, (broker_id, ranges) in enumerate((brokers or {}).items()):
+        record = RegisterBrokerRecord(broker_id=broker_id, incarnation_id=f"inc{broker_id}", broker_epoch=offset,
+                                      features=tuple(FeatureRange(name=name, min_supported=low, max_supported=high)
+                                                     for name, (low, high) in ranges.items()))
+        state = broker.replay(state, record, offset)
+    return broker.log_advanced(state, len(brokers or {}))
+
+
+def update(state: broker.ClusterControl, updates: dict[str, int], types: Optional[dict[str, int]] = None,
+           validate_only: bool = False) -> tuple[broker.ClusterControl, broker.Output[fc.UpdateFeaturesResponse]]:
+    """``manager.updateFeatures(updates, upgradeTypes, validateOnly)``; an unnamed type is UPGRADE."""
+    request = fc.UpdateFeaturesRequest(updates=tuple(
+        fc.FeatureUpdate(feature=name, max_version_level=level, upgrade_type=(types or {}).get(name, fc.UPGRADE))
+        for name, level in updates.items()), validate_only=validate_only)
+    return fc.update_features(state, request)
+
+
+def refused(out: broker.Output[fc.UpdateFeaturesResponse], message: str) -> None:
+    """INVALID_UPDATE_VERSION with Kafka's message, nothing written."""
+    assert out.response == fc.UpdateFeaturesResponse(error=Errors.INVALID_UPDATE_VERSION, message=PREFIX + message)
+    assert out.records == ()
+
+
+def accepted(out: broker.Output[fc.UpdateFeaturesResponse], *records: FeatureLevelRecord) -> None:
+    """ApiError.NONE and exactly these records."""
+    assert out.response == fc.UpdateFeaturesResponse(error=Errors.NONE)
+    assert tuple(record for _, record in out.records) == records
+
+
+# ---------------------------------------------------------------- FeatureControlManagerTest.testUpdateFeatures
+
+def test_update_features() -> None:
+    state = manager(7, default_supported(test__feature__version=(0, 2)))
+    assert dict(state.finalized_features) == {MV: 7}
+    _, out = update(state, {TEST: 3}, {TEST: fc.SAFE_DOWNGRADE})
+    refused(out, f"Invalid update version 3 for feature {TEST}. Local controller 0 only supports versions 0-2")
+    # one feature failing fails the whole request: no record for test.feature.version either
+    _, out = update(state, {TEST: 1, "bar": 1})
+    refused(out, "Invalid update version 1 for feature bar. Local controller 0 does not support this feature.")
+    _, out = update(state, {TEST: 1})
+    accepted(out, FeatureLevelRecord(name=TEST, feature_level=1))
+
+
+# ---------------------------------------------------------------- FeatureControlManagerTest.testReplay
+
+def test_replay() -> None:
+    state = manager(7, default_supported(foo=(1, 2)))
+    state = broker.replay(state, FeatureLevelRecord(name="foo", feature_level=2), 0)
+    assert dict(state.finalized_features) == {MV: 7, "foo": 2}
+
+
+# ---------------------------------------------------------------- FeatureControlManagerTest.testUpdateFeaturesErrorCases
+
+def test_update_features_error_cases() -> None:
+    state = manager(30, default_supported(foo=(1, 5), transaction__version=(0, 3)), brokers={5: {TV: (0, 2)}})
+    _, out = update(state, {"foo": 3}, {"foo": fc.SAFE_DOWNGRADE})
+    refused(out, "Invalid update version 3 for feature foo. Broker 5 does not support this feature.")
+    state, out = update(state, {TV: 2})
+    accepted(out, FeatureLevelRecord(name=TV, feature_level=2))
+    _, out = update(state, {TV: 1})
+    refused(out, f"Invalid update version 1 for feature {TV}. Can't downgrade the version of this feature without "
+                 f"setting the upgrade type to either safe or unsafe downgrade.")
+    _, out = update(state, {TV: 1}, {TV: fc.SAFE_DOWNGRADE})
+    accepted(out, FeatureLevelRecord(name=TV, feature_level=1))
+
+
+# ---------------------------------------------------------------- FeatureControlManagerTest.testReplayRecords
+
+def test_replay_records() -> None:
+    state = manager(7, default_supported(test__feature__version=(0, 5), transaction__version=(0, 2)))
+    state, _ = update(state, {TEST: 1, TV: 2})
+    assert state.metadata_version == 7
+    assert dict(state.finalized_features) == {MV: 7, TEST: 1, TV: 2}
+
+
+# ---------------------------------------------------------------- TEST_MANAGER_BUILDER1, on the 4.0 line
+
+def builder1() -> broker.ClusterControl:
+    """``TEST_MANAGER_BUILDER1`` moved onto 4.x: the local controller supports 4.0-IV0..4.0-IV3 (22-25), at 4.0-IV2."""
+    return manager(24, default_supported(metadata__version=(22, 25)))
+
+
+def test_apply_metadata_version_change_record() -> None:
+    state = broker.replay(builder1(), FeatureLevelRecord(name=MV, feature_level=25), 0)
+    assert state.metadata_version == 25
+
+
+def test_cannot_downgrade_to_version_before_minimum_supported_kraft_version() -> None:
+    _, out = update(builder1(), {MV: 21}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid update version 21 for feature metadata.version. Local controller 0 only supports versions "
+                 "22-25")
+
+
+def test_cannot_downgrade_to_higher_version() -> None:
+    _, out = update(builder1(), {MV: 25}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid update version 25 for feature metadata.version. Can't downgrade to a newer version.")
+
+
+def test_cannot_unsafe_downgrade_to_higher_version() -> None:
+    _, out = update(builder1(), {MV: 25}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid update version 25 for feature metadata.version. Can't downgrade to a newer version.")
+
+
+def test_cannot_upgrade_to_lower_version() -> None:
+    _, out = update(builder1(), {MV: 22}, {MV: fc.UPGRADE}, validate_only=True)
+    refused(out, "Invalid update version 22 for feature metadata.version. Can't downgrade the version of this feature "
+                 "without setting the upgrade type to either safe or unsafe downgrade.")
+
+
+def test_can_upgrade_to_higher_version() -> None:
+    state, out = update(builder1(), {MV: 25}, {MV: fc.UPGRADE}, validate_only=True)
+    accepted(out)
+    assert state.metadata_version == 24  # validate-only
+
+
+def test_cannot_use_safe_downgrade_if_metadata_changed() -> None:
+    _, out = update(builder1(), {MV: 22}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Unsupported metadata.version downgrade from 24 to 22. Refusing to perform the requested downgrade "
+                 "because it might delete metadata information.")
+
+
+def test_unsafe_downgrade_is_temporarily_disabled() -> None:
+    _, out = update(builder1(), {MV: 22}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Unsupported metadata.version downgrade from 24 to 22. Unsafe metadata downgrade is not supported in "
+                 "this version.")
+
+
+def test_can_use_safe_downgrade_if_metadata_did_not_change() -> None:
+    # 4.1-IV0..4.2-IV1 changed no metadata, as 3.0-IV1..3.1-IV0 did not in the original
+    state = manager(29, default_supported(metadata__version=(7, 29)))
+    _, out = update(state, {MV: 26}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+    accepted(out)
+
+
+def test_cannot_downgrade_before3_3_iv0() -> None:
+    # 4.x: no minimum bootstrap version any more; a level below 3.3-IV3 is one this Kafka does not define
+    state = manager(7, default_supported(metadata__version=(1, 7)))
+    _, out = update(state, {MV: 3}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid metadata.version 3. Valid versions are from 7 to 31.")
+
+
+def test_create_feature_level_records() -> None:
+    state = manager(30, {MV: (1, 31), TEST: (0, 2)}, brokers={1: {TEST: (0, 3)}})
+    state, out = update(state, {TEST: 1}, {TEST: fc.UPGRADE})
+    accepted(out, FeatureLevelRecord(name=TEST, feature_level=1))
+    assert state.finalized_features.get(TEST) == 1
+    state, out = update(state, {TEST: 0}, {TEST: fc.UNSAFE_DOWNGRADE})
+    accepted(out, FeatureLevelRecord(name=TEST, feature_level=0))
+    assert TEST not in state.finalized_features
+
+
+# ---------------------------------------------------------------- rules of §1.11 no FeatureControlManagerTest covers
+
+def test_a_finalized_level_refuses_brokers_that_cannot_read_it_and_the_other_way_round() -> None:
+    """``processRegistrationFeature`` and ``reasonNotSupported`` are the two halves of one compatibility rule."""
+    state = manager(30, default_supported(), brokers={1: {MV: (7, 30)}})
+    _, out = update(state, {MV: 31})
+    refused(out, "Invalid update version 31 for feature metadata.version. Broker 1 only supports versions 7-30")
+    state, out = update(manager(30, default_supported(metadata__version=(7, SHORT_MAX))), {MV: 31})
+    accepted(out, FeatureLevelRecord(name=MV, feature_level=31))
+    request = broker.BrokerRegistrationRequest(broker_id=2, cluster_id="FeatureControlManagerA", incarnation_id="b",
+                                               features=(FeatureRange(name=MV, min_supported=7, max_supported=30),),
+                                               log_dirs=(directory_of(2),))
+    _, registered = broker.register_broker(state, request, 0)
+    assert registered.response.error is Errors.UNSUPPORTED_VERSION
+
+
+def test_dependencies_are_checked_against_the_levels_the_request_proposes() -> None:
+    """``Feature.validateVersion`` reads ``proposedUpdatedVersions``: ELR 1 needs metadata.version 4.0-IV1 (23), which
+    the same request may bring."""
+    state = manager(22, default_supported())
+    _, out = update(state, {"eligible.leader.replicas.version": 1})
+    refused(out, "Invalid update version 1 for feature eligible.leader.replicas.version. "
+                 "eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version "
+                 "level 23")
+    _, out = update(state, {"eligible.leader.replicas.version": 1, MV: 23})
+    assert out.response.error is Errors.NONE
+    names = [record.name for _, record in out.records if isinstance(record, FeatureLevelRecord)]
+    assert names == [MV, "eligible.leader.replicas.version"]  # Kafka's HashMap order of the two names
+
+
+def test_enabling_elr_first_sets_a_cluster_min_insync_replicas() -> None:
+    """``ConfigurationControlManager.updateFeatures``: ELR safety records before the feature's record."""
+    state, out = update(manager(30, default_supported()), {"eligible.leader.replicas.version": 1})
+    assert [type(record).__name__ for _, record in out.records] == ["ConfigRecord", "FeatureLevelRecord"]
+    assert state.elr_enabled and dict(state.min_insync_configs) == {"": "1"}
+
+
+def test_kraft_version_is_upgraded_by_the_raft_client_and_never_downgraded() -> None:
+    state = manager(30, default_supported(), brokers={1: {MV: (7, 30), "kraft.version": (0, 1)}})
+    state = evolve(state, finalized_features=state.finalized_features.set("kraft.version", 0))
+    upgraded, out = update(state, {"kraft.version": 1})
+    assert out.response.error is Errors.NONE and [type(r).__name__ for _, r in out.records] == ["NoOpRecord"]
+    assert upgraded.finalized_features["kraft.version"] == 1
+    _, out = update(upgraded, {"kraft.version": 0}, {"kraft.version": fc.SAFE_DOWNGRADE})
+    refused(out, "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.")
