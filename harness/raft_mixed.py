@@ -9,7 +9,8 @@ the leader's answer). Each node is either the reference (``raft.step``) or a har
 node talk to each other as two implementations would. With ``faults`` the run also draws ``raft_simulate``'s fault
 rules: the network fails requests (the sender gets the request's BROKER_NOT_AVAILABLE answer, as Kafka's channel
 reports a disconnect), nodes shut down gracefully, and a node whose shutdown finished is stopped (requests to it
-fail) until it restarts.
+fail) until it restarts. With ``snapshots`` it also draws ``raft_simulate``'s snapshot rules (KIP-630): nodes
+snapshot their committed log, their cleaners advance the log start, and followers behind it fetch snapshots.
 
 After every rule the quorum's safety properties are checked on the nodes' post-states (:class:`Safety`): at most
 one leader per epoch, a committed entry is never lost (durable on a majority of voters) or changed, every leader
@@ -17,7 +18,9 @@ holds what earlier epochs committed, no node's high watermark decreases (between
 Every node's view is recorded as a raft trace and judged by the reference after the run (a Kafka node's view is
 Kafka's outputs: a divergence is a disagreement with Kafka). :class:`HardPaths` counts how often the run reached
 the hard paths: truncation of a diverging log while the leader already has a high watermark, a leader change while
-uncommitted entries exist, restarts in every role, and (with faults) failed requests and shutdowns by outcome.
+uncommitted entries exist, restarts in every role, (with faults) failed requests and shutdowns by outcome, and (with
+snapshots) Fetch answers naming a snapshot, FetchSnapshot chunks served and snapshots loaded. A node's log starts at
+its ``log_start_offset``: what lies before it is in its snapshot, durable and no longer compared entry by entry.
 """
 
 from __future__ import annotations
@@ -33,20 +36,36 @@ from kraftspec.harness.jvm import KafkaProcess
 from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
 from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, trace_from_json
-from kraftspec.traces.recording.raft_simulate import FAULT_RULES, RULES, SHUTDOWN_TIMEOUTS_MS, failed_response
-from kraftspec.reference.raft_messages import BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchRequest, VoteRequest
+from kraftspec.traces.recording.raft_simulate import (
+    FAULT_RULES,
+    RULES,
+    SHUTDOWN_TIMEOUTS_MS,
+    SNAPSHOT_MAX_BYTES,
+    SNAPSHOT_RULES,
+    SNAPSHOT_SIZES,
+    failed_response,
+)
+from kraftspec.reference.raft_messages import (
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+    VoteRequest,
+)
 from kraftspec.traces.format.raft import RAFT, decode_message, explicit_state
 from kraftspec.traces.replay.verdict import Verdict, replay
 from kraftspec.traces.format.values import to_json
 
 ACTION_OF_TYPE = {"VoteRequest": "vote_request", "VoteResponse": "vote_response", "FetchRequest": "fetch_request",
                   "FetchResponse": "fetch_response", "BeginQuorumEpochRequest": "begin_quorum_epoch_request",
-                  "EndQuorumEpochRequest": "end_quorum_epoch_request", "QuorumEpochResponse": "quorum_epoch_response"}
+                  "EndQuorumEpochRequest": "end_quorum_epoch_request", "QuorumEpochResponse": "quorum_epoch_response",
+                  "FetchSnapshotRequest": "fetch_snapshot_request", "FetchSnapshotResponse": "fetch_snapshot_response"}
 """The input a node receives for each message type on the network (others: UpdateRaftVoter is lost, DescribeQuorum
 answers go to clients)."""
 _TYPE_OF_ACTION = {action: kind for kind, action in ACTION_OF_TYPE.items()}
 MAJORITY = len(VOTERS) // 2 + 1
-FAILABLE = {cls.__name__: cls for cls in (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)}
+FAILABLE = {cls.__name__: cls for cls in (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest,
+                                          FetchSnapshotRequest)}
 """The requests the network may fail, by their type on the network."""
 STOPPED = ("completed", "timed_out")
 """A node's ``shutdown`` once it has finished: it takes no input until it restarts."""
@@ -57,6 +76,12 @@ def failed(send: Mapping[str, Any]) -> dict[str, Any]:
     message = {k: v for k, v in send.items() if k not in ("destination", "type")}
     request = decode_message(FAILABLE[send["type"]], message, "send")
     return raft_replay.sent(failed_response(request, send["destination"]))
+
+
+def _entry(post: Mapping[str, Any], offset: int) -> Any:
+    """The entry a node's post-state holds at ``offset`` (its log starts at ``log_start_offset``), None past its end."""
+    index = offset - post["log_start_offset"]
+    return post["log"][index] if 0 <= index < len(post["log"]) else None
 
 
 class Refused(Exception):
@@ -114,6 +139,7 @@ class HardPaths:
     restarts: Counter = field(default_factory=Counter)  # restarts by the role the node had ("kafka:Leader", ...)
     failed_requests: Counter = field(default_factory=Counter)  # failed answers delivered, by type ("kafka:...")
     shutdowns: Counter = field(default_factory=Counter)  # finished shutdowns by outcome and role ("kafka:completed:...")
+    snapshots: Counter = field(default_factory=Counter)  # "kafka:fetch answered with a snapshot id", "...:loaded", ...
 
     def add(self, other: "HardPaths") -> None:
         self.truncations_under_hw += other.truncations_under_hw
@@ -121,6 +147,7 @@ class HardPaths:
         self.restarts.update(other.restarts)
         self.failed_requests.update(other.failed_requests)
         self.shutdowns.update(other.shutdowns)
+        self.snapshots.update(other.snapshots)
 
 
 class Safety(AssertionError):
@@ -135,11 +162,18 @@ class MixedQuorum:
     kafka_nodes: tuple[int, ...]
     processes: Sequence[KafkaProcess]
     faults: bool = False
+    snapshots: bool = False
 
     def __post_init__(self) -> None:
-        self.rng = random.Random(f"raft-mixed:{self.seed}")
+        self.rng = random.Random(f"raft-mixed{':snapshots' if self.snapshots else ''}:{self.seed}")
+        self.rules = (FAULT_RULES if self.faults else RULES) + (SNAPSHOT_RULES if self.snapshots else ())
         self.now = 0
-        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": dataclasses.asdict(CONFIG),
+        config = dataclasses.asdict(CONFIG)
+        if self.snapshots:
+            config["fetch_snapshot_max_bytes"] = SNAPSHOT_MAX_BYTES
+        else:
+            del config["fetch_snapshot_max_bytes"]
+        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": config,
                              "jitter": self.rng.randrange(CONFIG.election_timeout_ms)} for n in NODES}
         backing = dict(zip(self.kafka_nodes, self.processes))
         self.nodes = {n: KafkaNode(backing[n], self.explicit[n]) if n in backing else ReferenceNode(self.explicit[n])
@@ -151,8 +185,9 @@ class MixedQuorum:
         self.paths = HardPaths()
         self.leaders: dict[int, int] = {}  # epoch -> its one leader
         self.highest_hw: dict[int, int] = {}
-        self.committed: list[Any] = []  # the committed prefix (log entries as JSON)
-        self.commit_epochs: list[int] = []  # the epoch of the leader that first committed each offset
+        self.committed: dict[int, Any] = {}  # offset -> its committed entry (as JSON), as far as a leader showed it
+        self.commit_epochs: dict[int, int] = {}  # the epoch of the leader that first committed each offset
+        self.committed_end = 0  # every offset below it is committed
 
     # -------------------------------------------------------------------------------------------
     # inputs
@@ -187,6 +222,7 @@ class MixedQuorum:
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
         if obj["action"] == "fetch_response":
             self._count_truncation(obj, before, post)
+        self._count_snapshot_paths(n, obj, step, before, post)
         if post["role"] == "Leader" and before["role"] != "Leader":
             self._count_leader_change()
         if post.get("shutdown") in STOPPED and before.get("shutdown") not in STOPPED:
@@ -213,9 +249,29 @@ class MixedQuorum:
         self.in_flight = [s for s in self.in_flight if s["destination"] != n]
         self.highest_hw.pop(n, None)
 
+    def snapshot(self, n: int) -> None:
+        """``raft_simulate``'s ``snapshot``: node ``n`` snapshots its log at its high watermark (read off its post-state)."""
+        post = self.posts[n]
+        hw, start = post["high_watermark"], post["log_start_offset"]
+        if self.stopped(n) or hw <= start:
+            return
+        size = self.rng.choice(SNAPSHOT_SIZES)
+        self.input(n, {"action": "create_snapshot", "end_offset": hw, "epoch": post["log"][hw - 1 - start]["epoch"],
+                       "size": size, **self._timed()})
+
+    def clean(self, n: int) -> None:
+        """``raft_simulate``'s ``clean``: node ``n``'s cleaner advances its log start to its latest snapshot."""
+        post = self.posts[n]
+        latest = post["latest_snapshot_id"]
+        if (self.stopped(n) or latest is None or latest[0] <= post["log_start_offset"]
+                or latest[0] > max(post["high_watermark"], 0)):
+            return
+        self.input(n, {"action": "delete_before_snapshot", "end_offset": latest[0], "epoch": latest[1],
+                       **self._timed()})
+
     def rule(self) -> None:
         """One rule of ``raft_simulate``'s mix, drawn from this run's seeded generator."""
-        kind, rng = self.rng.choice(FAULT_RULES if self.faults else RULES), self.rng
+        kind, rng = self.rng.choice(self.rules), self.rng
         if kind == "tick":
             self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
         elif kind in ("tick_all", "quiet"):
@@ -246,6 +302,14 @@ class MixedQuorum:
             stopped = [n for n in NODES if self.stopped(n)]
             if stopped:
                 self.crash(rng.choice(stopped))
+        elif kind == "snapshot":
+            self.snapshot(rng.choice(NODES))
+        elif kind == "clean":
+            self.clean(rng.choice(NODES))
+        elif kind == "compact":
+            for n in NODES:
+                self.snapshot(n)
+                self.clean(n)
         elif kind == "fail":
             requests = [i for i, send in enumerate(self.in_flight) if send["type"] in FAILABLE]
             if requests:
@@ -275,20 +339,23 @@ class MixedQuorum:
             if hw < self.highest_hw.get(n, -1):
                 raise Safety(f"node {n}: high watermark went from {self.highest_hw[n]} down to {hw}")
             self.highest_hw[n] = hw
-            prefix = post["log"][:hw]
-            shared = min(len(prefix), len(self.committed))
-            if prefix[:shared] != self.committed[:shared]:
-                raise Safety(f"node {n}: its committed prefix (HW {hw}) differs from what was committed")
+            for offset in range(post["log_start_offset"], hw):  # below the log start: in its snapshot
+                entry = _entry(post, offset)
+                if offset in self.committed and self.committed[offset] != entry:
+                    raise Safety(f"node {n}: its committed prefix (HW {hw}) differs from what was committed")
+                if post["role"] == "Leader" and offset not in self.committed:
+                    self.committed[offset], self.commit_epochs[offset] = entry, post["epoch"]
             if post["role"] == "Leader":
-                self.committed.extend(prefix[shared:])
-                self.commit_epochs.extend([post["epoch"]] * (len(prefix) - shared))
+                self.committed_end = max(self.committed_end, hw)
         if post["role"] == "Leader":
-            for offset, (entry, epoch) in enumerate(zip(self.committed, self.commit_epochs)):
-                if epoch < post["epoch"] and post["log"][offset:offset + 1] != [entry]:
+            for offset, entry in self.committed.items():
+                epoch = self.commit_epochs[offset]
+                if (epoch < post["epoch"] and offset >= post["log_start_offset"]
+                        and _entry(post, offset) != entry):
                     raise Safety(f"leader {n} of epoch {post['epoch']} lacks offset {offset}, committed in {epoch}")
-        for offset, entry in enumerate(self.committed):
-            durable = [v for v in VOTERS if offset < self.posts[v]["flushed_end_offset"]
-                       and self.posts[v]["log"][offset] == entry]
+        for offset, entry in self.committed.items():
+            durable = [v for v in VOTERS if offset < self.posts[v]["log_start_offset"]
+                       or (offset < self.posts[v]["flushed_end_offset"] and _entry(self.posts[v], offset) == entry)]
             if len(durable) < MAJORITY:
                 raise Safety(f"committed offset {offset} is durable only on voters {durable}")
 
@@ -300,8 +367,21 @@ class MixedQuorum:
             self.paths.truncations_under_hw += 1
 
     def _count_leader_change(self) -> None:
-        if any(len(self.posts[v]["log"]) > len(self.committed) for v in VOTERS):
+        if any(self.posts[v]["log_end_offset"] > self.committed_end for v in VOTERS):
             self.paths.leader_changes_with_uncommitted += 1
+
+    def _count_snapshot_paths(self, n: int, obj: Mapping[str, Any], step: Mapping[str, Any],
+                              before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+        kind = self._kind(n)
+        for send in step.get("output", {}).get("response", {}).get("sends", []):
+            if send["type"] == "FetchResponse" and "snapshot_id" in send:
+                self.paths.snapshots[f"{kind}:fetch answered with a snapshot id"] += 1
+            elif send["type"] == "FetchSnapshotResponse" and send.get("chunk", 0) > 0:
+                self.paths.snapshots[f"{kind}:chunk served"] += 1
+        if obj["action"] == "fetch_snapshot_response" and after["log_start_offset"] > before["log_start_offset"]:
+            self.paths.snapshots[f"{kind}:snapshot loaded"] += 1
+        if obj["action"] == "restart" and after["log_start_offset"] > 0:
+            self.paths.snapshots[f"{kind}:restart from a snapshot"] += 1
 
     # -------------------------------------------------------------------------------------------
 
@@ -330,12 +410,13 @@ class RunResult:
 
 
 def run(seed: int, kafka_count: int, processes: Sequence[KafkaProcess], rules: int = 150,
-        faults: bool = False) -> RunResult:
+        faults: bool = False, snapshots: bool = False) -> RunResult:
     """One seeded run with ``kafka_count`` Kafka-backed nodes (drawn by the seed): ``rules`` rules (with ``faults``:
-    failed requests and graceful shutdowns too), then every node's view judged by the reference."""
+    failed requests and graceful shutdowns too; with ``snapshots``: snapshots created, cleaned and fetched), then every
+    node's view judged by the reference."""
     pick = random.Random(f"raft-mixed-nodes:{seed}")
     kafka_nodes = tuple(sorted(pick.sample(NODES, kafka_count)))
-    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count], faults)
+    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count], faults, snapshots)
     failure = None
     try:
         for _ in range(rules):

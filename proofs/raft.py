@@ -160,3 +160,28 @@ def listener_caught_up(committed_end: int, epoch_start_offset: int) -> bool:
     """
     return raft_rules.listener_caught_up(committed_end, epoch_start_offset)
 
+
+
+def fetch_needs_snapshot(fetch_offset: int, last_fetched_epoch: int, log_start_offset: int,
+                         earliest_snapshot_epoch: int) -> bool:
+    """``validateOffsetAndEpoch`` (KIP-630): a fetch from before the log start can never be served from the log, so it
+    is sent the snapshot; a fetch past the log start from an epoch no older than the snapshot's is left to the log.
+
+    pre: fetch_offset >= 0 and log_start_offset >= 0 and last_fetched_epoch >= 0 and earliest_snapshot_epoch >= 0
+    post: implies(fetch_offset < log_start_offset, __return__)
+    post: implies(last_fetched_epoch < earliest_snapshot_epoch, __return__)
+    post: implies(fetch_offset > log_start_offset and last_fetched_epoch >= earliest_snapshot_epoch, not __return__)
+    """
+    return raft_rules.fetch_needs_snapshot(fetch_offset, last_fetched_epoch, log_start_offset, earliest_snapshot_epoch)
+
+
+def snapshot_chunk_size(position: int, snapshot_size: int, max_bytes: int) -> int:
+    """``handleFetchSnapshotRequest`` (KIP-630): a chunk is never larger than asked nor past the snapshot's end, and a
+    position inside the snapshot gets at least one byte.
+
+    pre: 0 <= position < snapshot_size and max_bytes >= 1
+    post: 1 <= __return__ <= max_bytes
+    post: position + __return__ <= snapshot_size
+    post: __return__ == max_bytes or position + __return__ == snapshot_size
+    """
+    return raft_rules.snapshot_chunk_size(position, snapshot_size, max_bytes)

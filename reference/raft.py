@@ -5,9 +5,14 @@ request, a response, a timer poll (``Tick``) or a client operation; responses fi
 handling every role shares (§3.8: older epoch ignored, newer epoch or fencing errors move the node),
 then to the role; after every input the node polls its role's timers (as Kafka's ``poll`` does).
 Outputs are ``Send`` values. Time (ms) and the random draws (election jitter, the bootstrap server's start
-index) are arguments. Not modelled: snapshots, dynamic voters (kraft.version 1 reconfiguration), the leader's
+index) are arguments. Snapshots (KIP-630): a Fetch behind the leader's log start is answered with its latest
+snapshot's id, which the follower fetches in chunks (FetchSnapshot) and loads in place of its log; the state machine
+creates snapshots (``CreateSnapshot``) and the log's cleaner advances the log start to one (``DeleteBeforeSnapshot``);
+a restart recovers from the snapshots and the flushed log. Not modelled: the snapshots' bytes (only their sizes),
+batches of several records (each entry is a batch), dynamic voters (kraft.version 1 reconfiguration), the leader's
 handling of UpdateRaftVoter (its voters send it; no answer is modelled), what a shut-down node's driver does after
-the shutdown finished (it takes no input until a restart). A graceful shutdown (``shutdown(timeoutMs)``) runs until
+the shutdown finished (it takes no input until a restart), the FetchSnapshot of a partition other than the metadata
+log's. A graceful shutdown (``shutdown(timeoutMs)``) runs until
 the node may leave or its timer expires; a failed request backs its connection off (``quorum.retry.backoff.ms``,
 ``RequestManager``). KIP-595 as implemented differs from its text: elections start with a pre-vote
 (KIP-996, Prospective), a leader that restarts or resigns is Resigned, and a node without a leader (voter or
@@ -22,19 +27,25 @@ from typing import Any, Callable, Optional
 from kraftspec.reference import raft_leader, raft_log, raft_rules, raft_state
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
-from kraftspec.reference.raft_log import LogEntry, RaftLog
+from kraftspec.reference.raft_log import LogEntry, RaftLog, Snapshot
 from kraftspec.reference.raft_messages import (
     METADATA_PARTITION,
     METADATA_TOPIC_ID,
     NO_DIVERGING_EPOCH,
+    NO_SNAPSHOT_ID,
     Append,
     BeginQuorumEpochRequest,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     InvalidResignError,
+    InvalidSnapshotError,
     NotLeaderError,
     QuorumEpochResponse,
     RaftFatalError,
@@ -62,6 +73,7 @@ from kraftspec.reference.raft_state import (
     QuorumState,
     ReplicaKey,
     Resigned,
+    SnapshotDownload,
     Unattached,
 )
 
@@ -549,12 +561,13 @@ def _prospective_lost(node: RaftNode, now: int, jitter: int, out: Outputs) -> Ra
 
 def _fetch_error_response(node: RaftNode, error: Errors, req: FetchRequest,
                           state: Optional[QuorumState] = None) -> FetchResponse:
-    """``buildEmptyFetchResponse``: a partition error with the current leader and epoch of ``state`` (§3.7)."""
+    """``buildEmptyFetchResponse``: a partition error with the current leader and epoch of ``state`` and the log start
+    (Kafka 4.3 ``KafkaRaftClient.buildFetchResponse`` sets ``logStartOffset`` on every answer), §3.7."""
     state = state if state is not None else node.state
     return FetchResponse(source=node.local_id, partition_error=error, leader_epoch=state.epoch,
                          leader_id=raft_state.leader_of(state),
                          leader_endpoints=_leader_endpoints(evolve(node, state=state)), high_watermark=-1,
-                         correlation_id=req.correlation_id)
+                         log_start_offset=node.log.start_offset, correlation_id=req.correlation_id)
 
 
 def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[RaftNode, FetchResponse]:
@@ -565,15 +578,19 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
     # validateLeaderOnlyRequest: only the leader of the fetcher's epoch serves a fetch; the answer names the leader.
     if error:
         return node, _fetch_error_response(node, Errors[error], req)
-    diverging = raft_log.validate_offset_and_epoch(node.log, req.fetch_offset, req.last_fetched_epoch)
+    snapshot_id = raft_log.fetch_snapshot_id(node.log, req.fetch_offset, req.last_fetched_epoch)
+    diverging = (None if snapshot_id is not None
+                 else raft_log.validate_offset_and_epoch(node.log, req.fetch_offset, req.last_fetched_epoch))
     records: tuple[LogEntry, ...] = ()
-    if diverging is None:
-        records = node.log.entries[req.fetch_offset:req.fetch_offset + node.config.fetch_max_records]
+    if diverging is None and snapshot_id is None:
+        records = raft_log.entries_from(node.log, req.fetch_offset, node.config.fetch_max_records)
         node = evolve(node, state=raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now,
                                                                    node.config))
     return node, FetchResponse(source=node.local_id, leader_epoch=node.state.epoch, leader_id=node.local_id,
                                leader_endpoints=_leader_endpoints(node), high_watermark=node.state.high_watermark,
+                               log_start_offset=node.log.start_offset,
                                diverging_epoch=NO_DIVERGING_EPOCH if diverging is None else diverging,
+                               snapshot_id=NO_SNAPSHOT_ID if snapshot_id is None else snapshot_id,
                                records=records, correlation_id=req.correlation_id)
 
 
@@ -606,7 +623,8 @@ def _handle_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: i
     if node.parked and type(old) is Leader and node.state.high_watermark != old.high_watermark:
         node = _complete_parked(node, now, out)  # ``onUpdateLeaderHighWatermark``: before this fetch is answered
     if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not Errors.NONE
-            or resp.diverging_epoch != NO_DIVERGING_EPOCH or req.high_watermark < resp.high_watermark):
+            or resp.diverging_epoch != NO_DIVERGING_EPOCH or resp.snapshot_id != NO_SNAPSHOT_ID
+            or req.high_watermark < resp.high_watermark):
         out.append(Send(destination=src, message=resp))
     else:
         node = evolve(node, parked=node.parked + (ParkedFetch(source=src, request=req, deadline=now + req.max_wait_ms,
@@ -656,11 +674,47 @@ def _handle_fetch_response(node: RaftNode, resp: FetchResponse, now: int, jitter
         raise RaftFatalError(f"fetch response handled in state {node.state.role}")
     if resp.partition_error != Errors.NONE:
         return _answered(node, resp.source, resp.correlation_id, False, now)  # ``handleUnexpectedError``
+    snapshot_epoch, snapshot_end = resp.snapshot_id[1], resp.snapshot_id[0]
+    if resp.diverging_epoch[0] < 0 and (snapshot_epoch >= 0 or snapshot_end >= 0):
+        # A snapshot id with a negative epoch or end offset names no snapshot: the answer is logged and failed.
+        if snapshot_epoch < 0 or snapshot_end < 0:
+            return _answered(node, resp.source, resp.correlation_id, False, now)
+        return _answered(_fetching_snapshot(node, snapshot_end, snapshot_epoch, now), resp.source,
+                         resp.correlation_id, True, now)
     return _answered(_fetched(node, resp, now), resp.source, resp.correlation_id, True, now)
 
 
+def _fetching_snapshot(node: RaftNode, end_offset: int, epoch: int, now: int) -> RaftNode:
+    """The leader asks for its snapshot (``handleFetchResponse``): the follower starts fetching it from byte 0
+    (``createNewSnapshotUnchecked``: not checked against the log, which the snapshot is ahead of), unless the log
+    already holds that snapshot (no download); the fetch timer restarts (KIP-630)."""
+    state = node.state
+    held = any(s.id == (end_offset, epoch) for s in node.log.snapshots)
+    download = None if held else SnapshotDownload(end_offset=end_offset, epoch=epoch)
+    return evolve(node, state=evolve(state, fetching_snapshot=download, has_fetched=True,
+                                     fetch_deadline=now + node.config.fetch_timeout_ms))
+
+
+def _accepted_entries(node: RaftNode, resp: FetchResponse) -> tuple[LogEntry, ...]:
+    """``appendAsFollower`` (Kafka 4.3 ``MockLog.append``, ``UnifiedLog``): fetched batches must continue the log, or
+    Kafka's client throws; from the first batch whose epoch exceeds the follower's epoch on, none is kept (KAFKA-18723:
+    a deposed leader's answer may carry them); an answer left with none is refused and logged
+    (``CorruptRecordException``), the response handled all the same."""
+    # A batch that does not start at the log end would leave a gap or overwrite records.
+    if resp.records and resp.records_offset is not None and resp.records_offset != node.log.end_offset:
+        raise RaftFatalError(f"Illegal append at offset {resp.records_offset} with current end offset of "
+                             f"{node.log.end_offset}")
+    epoch = node.state.epoch
+    for i, entry in enumerate(resp.records):
+        # Records of a later epoch than the one fetched in cannot be this leader's: the rest is skipped.
+        if entry.epoch > epoch:
+            return resp.records[:i]
+    return resp.records
+
+
 def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
-    """A successful Fetch answer: the follower truncates or appends, takes the HW and restarts its fetch timer."""
+    """A successful Fetch answer: the follower truncates or appends (:func:`_accepted_entries`), takes the HW and
+    restarts its fetch timer."""
     state = node.state
     log = node.log
     hw = state.high_watermark
@@ -670,18 +724,162 @@ def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
             raise RaftFatalError(f"leader requested truncation to {end_offset}, below the high watermark {hw}")
         log, _ = raft_log.truncate_to_end_offset(log, epoch, end_offset)
     else:
-        log = raft_log.append_as_follower(log, resp.records)
+        log = raft_log.append_as_follower(log, _accepted_entries(node, resp))
         if node.is_voter:
             log = raft_log.flush(log)
         try:
             hw = raft_rules.follower_high_watermark(hw, log.end_offset, resp.high_watermark)
         except ValueError as exc:
             raise RaftFatalError(str(exc)) from exc
-    state = Follower(epoch=state.epoch, leader_id=state.leader_id, leader_endpoints=state.leader_endpoints,
-                     fetch_deadline=now + node.config.fetch_timeout_ms,
-                     voted_key=state.voted_key, high_watermark=hw, has_fetched=True,
-                     update_voter_deadline=state.update_voter_deadline)
+    state = evolve(state, fetch_deadline=now + node.config.fetch_timeout_ms, high_watermark=hw, has_fetched=True)
     return evolve(node, state=state, log=log)
+
+
+# --------------------------------------------------------------------------------------------------
+# FetchSnapshot (KIP-630)
+
+
+def _fetch_snapshot_response(node: RaftNode, req: FetchSnapshotRequest, partition_error: Errors,
+                             **snapshot: Any) -> FetchSnapshotResponse:
+    """``RaftUtil.singletonFetchSnapshotResponse`` + ``addQuorumLeader``: the receiver's epoch, leader and leader
+    endpoints, a partition error or the chunk (``snapshot``: id, size, position, chunk)."""
+    return FetchSnapshotResponse(source=node.local_id, partition_error=partition_error, leader_epoch=node.state.epoch,
+                                 leader_id=raft_state.leader_of(node.state), leader_endpoints=_leader_endpoints(node),
+                                 correlation_id=req.correlation_id, **snapshot)
+
+
+def _handle_fetch_snapshot_request(node: RaftNode, req: FetchSnapshotRequest, now: int, jitter: int,
+                                   out: Outputs) -> RaftNode:
+    """``handleFetchSnapshotRequest`` (Kafka 4.3): the leader of the fetcher's epoch serves a chunk of at most
+    ``max_bytes`` from ``position`` (:func:`raft_rules.snapshot_chunk_size`) and counts the fetcher as following
+    for check quorum (``updateCheckQuorumForFollowingVoter``; the replica's fetch position is not updated), KIP-630."""
+    src = req.replica_id
+    # A node of another cluster must not replicate this quorum's snapshots.
+    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
+        out.append(Send(destination=src, message=FetchSnapshotResponse(source=node.local_id,
+                                                                       error=Errors.INCONSISTENT_CLUSTER_ID,
+                                                                       correlation_id=req.correlation_id)))
+        return node
+    error = raft_rules.fetch_epoch_error(req.current_leader_epoch, node.state.epoch, type(node.state) is Leader)
+    # validateLeaderOnlyRequest: only the leader of the fetcher's epoch serves its snapshots.
+    if error:
+        out.append(Send(destination=src, message=_fetch_snapshot_response(node, req, Errors[error])))
+        return node
+    snapshot = next((s for s in node.log.snapshots if s.id == req.snapshot_id), None)
+    # A snapshot the leader no longer (or never) had, or the bootstrap checkpoint, which is never replicated.
+    if snapshot is None or snapshot.id == raft_log.BOOTSTRAP_SNAPSHOT_ID:
+        out.append(Send(destination=src, message=_fetch_snapshot_response(node, req, Errors.SNAPSHOT_NOT_FOUND)))
+        return node
+    # A position outside the snapshot's bytes reads nothing.
+    if req.position < 0 or req.position >= snapshot.size:
+        out.append(Send(destination=src, message=_fetch_snapshot_response(node, req, Errors.POSITION_OUT_OF_RANGE)))
+        return node
+    chunk = raft_rules.snapshot_chunk_size(req.position, snapshot.size, req.max_bytes)
+    node = evolve(node, state=raft_leader.update_check_quorum_for_following_voter(node.state, src, now, node.config))
+    out.append(Send(destination=src, message=_fetch_snapshot_response(node, req, Errors.NONE, snapshot_id=snapshot.id,
+                                                                      size=snapshot.size, position=req.position,
+                                                                      chunk=chunk)))
+    return node
+
+
+def _handle_fetch_snapshot_response(node: RaftNode, resp: FetchSnapshotResponse, now: int, jitter: int,
+                                    out: Outputs) -> RaftNode:
+    """``handleFetchSnapshotResponse``: common handling (§3.8), then the follower writes the chunk and, with the last
+    one, loads the snapshot (:func:`_snapshot_fetched`); a failed response backs the connection off."""
+    if not _expected(node, resp.source, resp.correlation_id):
+        return node
+    if resp.error != Errors.NONE:
+        return _answered(node, resp.source, resp.correlation_id, _top_level_error(resp.error), now)
+    node, common = _common_response(node, resp.partition_error, resp.leader_id, resp.leader_epoch,
+                                    resp.leader_endpoints, now, jitter, out)
+    if common is not None:
+        return _answered(node, resp.source, resp.correlation_id, common, now)
+    state = node.state
+    if not isinstance(state, Follower):  # ``followerStateOrThrow``
+        raise RaftFatalError(f"fetch snapshot response handled in state {state.role}")
+    # The leader deleted the snapshot before it was fetched: start over with a Fetch.
+    if resp.partition_error == Errors.SNAPSHOT_NOT_FOUND or resp.snapshot_id[0] < 0 or resp.snapshot_id[1] < 0:
+        state = evolve(state, fetching_snapshot=None, fetch_deadline=now + node.config.fetch_timeout_ms,
+                       has_fetched=True)
+        return _answered(evolve(node, state=state), resp.source, resp.correlation_id, True, now)
+    if resp.partition_error != Errors.NONE:
+        return _answered(node, resp.source, resp.correlation_id, False, now)  # ``handleUnexpectedError``
+    return _answered(_snapshot_fetched(node, resp, now), resp.source, resp.correlation_id, True, now)
+
+
+def _snapshot_fetched(node: RaftNode, resp: FetchSnapshotResponse, now: int) -> RaftNode:
+    """A chunk of the snapshot being fetched: it must be that snapshot's, at the bytes held so far (else Kafka's
+    client throws); with the last byte the snapshot is frozen and replaces the log (:func:`raft_log.
+    truncate_to_latest_snapshot`, which must truncate), the HW moves to the snapshot's end
+    (``updateFollowerHighWatermark``), and the fetch timer restarts (KIP-630)."""
+    state = node.state
+    download = state.fetching_snapshot
+    # A chunk nobody asked for, of another snapshot, or at another position, cannot be written.
+    if download is None:
+        raise RaftFatalError(f"Received unexpected fetch snapshot response for {resp.snapshot_id}")
+    if (download.end_offset, download.epoch) != resp.snapshot_id:
+        raise RaftFatalError(f"Received fetch snapshot response with an invalid id. Expected "
+                             f"{(download.end_offset, download.epoch)}; Received {resp.snapshot_id}")
+    if download.received != resp.position:
+        raise RaftFatalError(f"Received fetch snapshot response with an invalid position. Expected "
+                             f"{download.received}; Received {resp.position}")
+    download = evolve(download, received=download.received + resp.chunk)
+    log, hw = node.log, state.high_watermark
+    if download.received == resp.size:
+        log = raft_log.truncate_to_latest_snapshot(raft_log.freeze_snapshot(log, Snapshot(
+            end_offset=download.end_offset, epoch=download.epoch, size=resp.size)))
+        # The snapshot is ahead of the log by construction: a log it does not replace is an inconsistency.
+        if log is None:
+            raise RaftFatalError(f"Full log truncation expected but didn't happen. Snapshot of {resp.snapshot_id}")
+        download = None
+        try:
+            hw = raft_rules.follower_high_watermark(hw, log.end_offset, log.start_offset)
+        except ValueError as exc:
+            raise RaftFatalError(str(exc)) from exc
+    state = evolve(state, fetching_snapshot=download, high_watermark=hw, has_fetched=True,
+                   fetch_deadline=now + node.config.fetch_timeout_ms)
+    return evolve(node, state=state, log=log)
+
+
+# --------------------------------------------------------------------------------------------------
+# Snapshots by the state machine and the log's cleaner (KIP-630)
+
+
+def _log_high_watermark(node: RaftNode) -> int:
+    """The log's high watermark (``RaftLog.highWatermark``): the state's, 0 while unknown (a reopened log's)."""
+    return max(getattr(node.state, "high_watermark", -1), 0)
+
+
+def _handle_create_snapshot(node: RaftNode, op: CreateSnapshot, now: int, jitter: int, out: Outputs) -> RaftNode:
+    """``createSnapshot(snapshotId)`` (Kafka 4.3 ``KafkaRaftClient``, ``RaftLog.createNewSnapshot``): a writer for a
+    valid id at most the high watermark (:func:`raft_log.can_create_snapshot`), which the state machine freezes with
+    ``size`` bytes; none for an id below the log start or already frozen; refused (:class:`InvalidSnapshotError`)
+    otherwise."""
+    try:
+        created = raft_log.can_create_snapshot(node.log, op.end_offset, op.epoch, _log_high_watermark(node))
+    except ValueError as exc:
+        raise InvalidSnapshotError(str(exc)) from exc
+    if not created:
+        return node
+    return evolve(node, log=raft_log.freeze_snapshot(node.log, Snapshot(end_offset=op.end_offset, epoch=op.epoch,
+                                                                        size=op.size)))
+
+
+def snapshot_created(before: RaftNode, op: CreateSnapshot) -> bool:
+    """Whether ``createSnapshot`` gave a writer: the id is not below the log start and was not frozen yet."""
+    return (op.end_offset >= before.log.start_offset
+            and all(s.id != (op.end_offset, op.epoch) for s in before.log.snapshots))
+
+
+def _handle_delete_before_snapshot(node: RaftNode, op: DeleteBeforeSnapshot, now: int, jitter: int,
+                                   out: Outputs) -> RaftNode:
+    """``deleteBeforeSnapshot`` (:func:`raft_log.delete_before_snapshot`): the log start advances to a frozen snapshot;
+    refused (:class:`InvalidSnapshotError`) below the log start or past the high watermark."""
+    try:
+        return evolve(node, log=raft_log.delete_before_snapshot(node.log, op.end_offset, op.epoch,
+                                                                _log_high_watermark(node)))
+    except ValueError as exc:
+        raise InvalidSnapshotError(str(exc)) from exc
 
 
 # --------------------------------------------------------------------------------------------------
@@ -902,7 +1100,8 @@ def _maybe_send_fetch_to_any_bootstrap(node: RaftNode, now: int, bootstrap: int,
     """``maybeSendFetchToAnyBootstrap``: nothing while any request is in flight; else one Fetch to the bootstrap
     server ``findReadyBootstrapServer`` picks: the first ready one (not backing off) from the start index
     ``bootstrap``, none if all back off. With static voters the bootstrap servers are every voter, the local one
-    included (``KafkaRaftClient.initialize``)."""
+    included (``KafkaRaftClient.initialize``). It is always a Fetch, even while a snapshot is being fetched (Kafka 4.3
+    ``maybeSendFetchToAnyBootstrap`` builds it with ``buildFetchRequest``)."""
     node = _without_timed_out(node, now)
     if node.inflight:
         return node
@@ -911,7 +1110,7 @@ def _maybe_send_fetch_to_any_bootstrap(node: RaftNode, now: int, bootstrap: int,
     for i in range(len(servers)):  # the first server from the drawn one that is not backing off
         server = servers[(start + i) % len(servers)]
         if _ready(node, server, now):
-            return _maybe_send_fetch_or_fetch_snapshot(node, server, now, out)
+            return _send_request(node, server, _fetch_request(node), now, out)
     return node
 
 
@@ -928,9 +1127,16 @@ def _maybe_send_fetch_to_best_node(node: RaftNode, now: int, bootstrap: int, out
 
 
 def _maybe_send_fetch_or_fetch_snapshot(node: RaftNode, destination: int, now: int, out: Outputs) -> RaftNode:
-    """``maybeSendFetchOrFetchSnapshot``: a Fetch from the node's position to ``destination`` (snapshots are not
-    modelled)."""
-    return _send_request(node, destination, _fetch_request(node), now, out)
+    """``maybeSendFetchOrFetchSnapshot``: a FetchSnapshot for the bytes after those held of the snapshot being
+    fetched (``buildFetchSnapshotRequest``), else a Fetch from the node's position, to ``destination``."""
+    download = getattr(node.state, "fetching_snapshot", None)
+    if download is None:
+        return _send_request(node, destination, _fetch_request(node), now, out)
+    request = FetchSnapshotRequest(replica_id=node.local_id, current_leader_epoch=node.state.epoch,
+                                   snapshot_id=(download.end_offset, download.epoch), position=download.received,
+                                   max_bytes=node.config.fetch_snapshot_max_bytes,
+                                   replica_directory_id=node.directory_id, cluster_id=node.cluster_id)
+    return _send_request(node, destination, request, now, out)
 
 
 def _ordered(targets: Any, order: tuple[int, ...]) -> list[int]:
@@ -1071,7 +1277,11 @@ _HANDLERS: dict[type, Callable[..., RaftNode]] = {
     EndQuorumEpochRequest: _handle_end_quorum_epoch_request,
     QuorumEpochResponse: _handle_quorum_epoch_response,
     DescribeQuorumRequest: _handle_describe_quorum_request,
+    FetchSnapshotRequest: _handle_fetch_snapshot_request,
+    FetchSnapshotResponse: _handle_fetch_snapshot_response,
     Append: _handle_append,
+    CreateSnapshot: _handle_create_snapshot,
+    DeleteBeforeSnapshot: _handle_delete_before_snapshot,
     Resign: _handle_resign,
     Shutdown: _handle_shutdown,
     Tick: _handle_tick,

@@ -61,12 +61,21 @@ def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now
         return evolve(leader, observer_states=leader.observer_states.set(replica_id, observer))
     voter_states = leader.voter_states.set(
         replica_id, followed_replica_state(leader.voter_states[replica_id], fetch_offset, now, leader_end_offset))
+    leader = update_check_quorum_for_following_voter(evolve(leader, voter_states=voter_states), replica_id, now, config)
+    return evolve(leader, high_watermark=_with_high_watermark(leader, voter_states))
+
+
+def update_check_quorum_for_following_voter(leader: Leader, replica_id: int, now: int, config: QuorumConfig) -> Leader:
+    """``LeaderState.updateCheckQuorumForFollowingVoter`` (after a valid Fetch or FetchSnapshot): a voter counts as
+    following; once they form a majority (:func:`raft_rules.check_quorum_reached`) the check-quorum timer restarts
+    (§3.6)."""
+    if replica_id not in leader.voter_states:
+        return leader
     fetched = leader.fetched_voters | {replica_id}
     deadline = leader.check_quorum_deadline
-    if raft_rules.check_quorum_reached(len(voter_states), len(fetched), own is not None):
+    if raft_rules.check_quorum_reached(len(leader.voter_states), len(fetched), leader.local_id in leader.voter_states):
         fetched, deadline = _NO_VOTERS, now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
-    return evolve(leader, voter_states=voter_states, fetched_voters=fetched, check_quorum_deadline=deadline,
-                  high_watermark=_with_high_watermark(leader, voter_states))
+    return evolve(leader, fetched_voters=fetched, check_quorum_deadline=deadline)
 
 
 def check_quorum_expired(leader: Leader, now: int) -> bool:

@@ -1,4 +1,5 @@
-"""The KRaft RPCs as values: Vote (52), Fetch (1), BeginQuorumEpoch (53), EndQuorumEpoch (54), DescribeQuorum (55).
+"""The KRaft RPCs as values: Vote (52), Fetch (1), BeginQuorumEpoch (53), EndQuorumEpoch (54), DescribeQuorum (55),
+FetchSnapshot (59).
 
 rules §3.4, §3.7–§3.10. Only the fields the rules read are kept. Every request carries a
 ``correlation_id`` that its response echoes, and every response its ``source`` node: the client handles
@@ -67,11 +68,14 @@ class FetchRequest:
 
 
 NO_DIVERGING_EPOCH = (-1, -1)
+NO_SNAPSHOT_ID = (-1, -1)
+"""``SnapshotId`` (end offset, epoch) of a Fetch answer that asks for no snapshot."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FetchResponse:
-    """Fetch response: current leader, HW (-1 none), divergingEpoch (epoch, endOffset) or (-1, -1), records."""
+    """Fetch response: current leader, HW (-1 none), divergingEpoch (epoch, endOffset) or (-1, -1), snapshotId (end
+    offset, epoch) or (-1, -1), records; ``records_offset`` the first record's offset (None: the fetcher's LEO)."""
 
     source: int
     error: Errors = Errors.NONE
@@ -82,7 +86,43 @@ class FetchResponse:
     high_watermark: int = -1
     log_start_offset: int = 0
     diverging_epoch: tuple[int, int] = NO_DIVERGING_EPOCH
+    snapshot_id: tuple[int, int] = NO_SNAPSHOT_ID
     records: tuple[LogEntry, ...] = ()
+    records_offset: Optional[int] = None
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequest:
+    """FetchSnapshot (59, KIP-630) of ``__cluster_metadata-0``: the snapshot id (end offset, epoch), the byte
+    ``position`` to read from and at most ``max_bytes`` (``quorum.fetch.snapshot.max.bytes``)."""
+
+    replica_id: int
+    current_leader_epoch: int
+    snapshot_id: tuple[int, int]
+    position: int
+    max_bytes: int
+    replica_directory_id: Optional[str] = None
+    cluster_id: Optional[str] = None
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotResponse:
+    """FetchSnapshot response: top-level and partition errors, the current leader, the snapshot id, its ``size`` in
+    bytes, the chunk's ``position`` and its length in bytes (``chunk``; the bytes are not modelled). An error answer
+    leaves id, size and position at the schema's defaults, 0 (``FetchSnapshotResponse.json``)."""
+
+    source: int
+    error: Errors = Errors.NONE
+    partition_error: Errors = Errors.NONE
+    leader_epoch: int = -1
+    leader_id: int = -1
+    leader_endpoints: tuple[str, ...] = ()
+    snapshot_id: tuple[int, int] = (0, 0)
+    size: int = 0
+    position: int = 0
+    chunk: int = 0
     correlation_id: int = 0
 
 
@@ -191,6 +231,27 @@ class Shutdown:
     """``shutdown(timeoutMs)``: a graceful shutdown that must finish within ``timeout_ms`` (``GracefulShutdown``)."""
 
     timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateSnapshot:
+    """``createSnapshot(snapshotId)`` by the state machine, then the writer frozen with ``size`` bytes (KIP-630)."""
+
+    end_offset: int
+    epoch: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteBeforeSnapshot:
+    """``RaftLog.deleteBeforeSnapshot(snapshotId)``: the log's cleaner advances the log start to a frozen snapshot."""
+
+    end_offset: int
+    epoch: int
+
+
+class InvalidSnapshotError(ValueError):
+    """A snapshot operation the log refuses (``IllegalArgumentException``, ``OffsetOutOfRangeException``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

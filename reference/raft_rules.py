@@ -146,6 +146,44 @@ def end_offset_for_epoch(epoch_cache: tuple[tuple[int, int], ...], log_end_offse
     return (epoch_cache[i][0], end)
 
 
+def end_offset_for_epoch_after_snapshot(epoch_cache: tuple[tuple[int, int], ...], log_end_offset: int,
+                                        last_fetched_epoch: int, earliest_snapshot_epoch: int,
+                                        epoch: int) -> tuple[int, int]:
+    """``endOffsetForEpoch`` of a log with snapshots (Kafka 4.3 ``MockLog.lastOffsetAndEpochFiltered``): the largest
+    cached epoch <= E (the earliest snapshot's epoch below every cached one) and the next cached start, else
+    (last fetched epoch, LEO) (§3.7)."""
+    lower = earliest_snapshot_epoch
+    for cached_epoch, start in epoch_cache:
+        if cached_epoch > epoch:
+            return (lower, start)
+        lower = cached_epoch
+    return (last_fetched_epoch, log_end_offset)
+
+
+def fetch_needs_snapshot(fetch_offset: int, last_fetched_epoch: int, log_start_offset: int,
+                         earliest_snapshot_epoch: int) -> bool:
+    """``RaftLog.validateOffsetAndEpoch``'s snapshot case: with a snapshot at the log start, a fetch below the log
+    start, at it in another epoch, or from an epoch older than that snapshot's must fetch the latest snapshot (§3.7,
+    KIP-630)."""
+    return (fetch_offset < log_start_offset
+            or (fetch_offset == log_start_offset and last_fetched_epoch != earliest_snapshot_epoch)
+            or last_fetched_epoch < earliest_snapshot_epoch)
+
+
+def snapshot_replaces_log(snapshot_epoch: int, snapshot_end_offset: int, log_last_epoch: int,
+                          log_end_offset: int) -> bool:
+    """``truncateToLatestSnapshot``: the latest snapshot replaces the whole log when it is ahead of it, by epoch, then
+    end offset (``MockLog``, ``KafkaRaftLog``; ``log_last_epoch`` the epoch cache's last, 0 when empty), KIP-630."""
+    return snapshot_epoch > log_last_epoch or (snapshot_epoch == log_last_epoch
+                                               and snapshot_end_offset > log_end_offset)
+
+
+def snapshot_chunk_size(position: int, snapshot_size: int, max_bytes: int) -> int:
+    """``handleFetchSnapshotRequest``: a chunk of at most ``max_bytes`` from ``position``, bounded by the snapshot's
+    end (``RawSnapshotReader.slice``), KIP-630."""
+    return max(0, min(max_bytes, snapshot_size - position))
+
+
 def is_diverging(fetch_offset: int, last_fetched_epoch: int, end_epoch: int, end_offset: int) -> bool:
     """``validateOffsetAndEpoch``: the fetch diverges when the leader's endOffsetForEpoch(lastFetchedEpoch)
     has another epoch or ends before the fetch offset (§3.7)."""

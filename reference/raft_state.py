@@ -25,7 +25,8 @@ class IllegalTransition(ValueError):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuorumConfig:
     """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout; ``retry_backoff_ms`` is
-    ``quorum.retry.backoff.ms`` (a connection whose request failed waits that long, ``RequestManager``)."""
+    ``quorum.retry.backoff.ms`` (a connection whose request failed waits that long, ``RequestManager``);
+    ``fetch_snapshot_max_bytes`` is ``controller.quorum.fetch.snapshot.max.bytes`` (a FetchSnapshot's ``max_bytes``)."""
 
     election_timeout_ms: int = 1000
     fetch_timeout_ms: int = 2000
@@ -34,6 +35,7 @@ class QuorumConfig:
     fetch_max_wait_ms: int = 500
     fetch_max_records: int = 1000
     retry_backoff_ms: int = 20
+    fetch_snapshot_max_bytes: int = 1048576
 
     @property
     def check_quorum_timeout_ms(self) -> int:
@@ -195,8 +197,19 @@ class Leader:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SnapshotDownload:
+    """``FollowerState.fetchingSnapshot``: the snapshot id (end offset, epoch) a follower fetches in chunks and the
+    bytes it holds so far (the writer's ``sizeInBytes``), KIP-630."""
+
+    end_offset: int
+    epoch: int
+    received: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Follower:
-    """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes).
+    """Following ``leader_id`` at its endpoints; ``has_fetched`` after a successful fetch (stops pre-votes);
+    ``fetching_snapshot`` the snapshot being fetched, if any (lost with the state, as its writer is closed).
 
     ``update_voter_deadline`` is ``FollowerState``'s update-voter-set period (the fetch timeout from the state's
     start, restarted whenever it passes): then a voter tells the leader its endpoints (UpdateRaftVoter).
@@ -210,6 +223,7 @@ class Follower:
     high_watermark: int = -1
     has_fetched: bool = False
     update_voter_deadline: int = NEVER
+    fetching_snapshot: Optional[SnapshotDownload] = None
     role = raft_rules.FOLLOWER
 
 

@@ -35,6 +35,7 @@ COMPONENTS: dict[str, str] = {
     "partition": "kraftspec.spec.agree_partition",
     "raft": "kraftspec.spec.agree_raft",
     "controller": "kraftspec.spec.agree_controller",
+    "voters": "kraftspec.spec.agree_voters",
 }
 SPEC_DIR = Path(__file__).resolve().parent
 

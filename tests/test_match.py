@@ -7,6 +7,7 @@ Each value (plain reference values and the views a component observes: :class:`F
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -71,6 +72,33 @@ def test_stated_fields_are_read_alone_on_a_response_or_an_observed_post_state() 
     assert post_matches(response, 7, {"clock": 7, "epoch": 3})
     assert not post_matches(response, 7, {"clock": True})
     assert not post_matches(response, 7, {"role": "Leader"})
+
+
+RESPONSES = {
+    "dataclass": ElectionState(epoch=3, leader_id=2, voted_key=ReplicaKey(id=2, directory_id="d")),
+    "mapping": {"error": Errors.NONE, "is_caught_up": True, "epoch": 4},
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESPONSES))
+def test_stated_fields_match_agrees_with_the_diff_on_every_stated_subset_and_perturbation(name: str) -> None:
+    """Each subset of a response's fields, stated as a trace states it and then perturbed one value at a time:
+    matched exactly when the diff finds nothing (every stated field is read, not only the first)."""
+    response = RESPONSES[name]
+    full = {key: stated_json(value) for key, value in
+            (response.items() if isinstance(response, dict) else ((f, getattr(response, f)) for f in
+                                                                   ("epoch", "leader_id", "voted_key")))}
+    checked = 0
+    for size in range(1, len(full) + 1):
+        for keys in itertools.combinations(full, size):
+            stated = {key: full[key] for key in keys}
+            assert stated_fields_match(response, stated), stated
+            for key in keys:
+                for other in perturbed(stated[key]):
+                    wrong = {**stated, key: other}
+                    assert stated_fields_match(response, wrong) == (not diff(stated, wrong, "")), (name, wrong)
+                    checked += 1
+    assert checked >= 10
 
 
 def test_a_recognized_post_state_field_is_only_the_very_same_pair_found_equal_before() -> None:

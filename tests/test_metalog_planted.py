@@ -167,9 +167,11 @@ def test_planted_violation_is_reported(plant: Plant, tmp_path: Path) -> None:
         assert rule in RULE_DOCS and "§" in RULE_DOCS[rule]
 
 
-def test_every_rule_is_planted_here_or_in_the_synthetic_log() -> None:
+def test_every_rule_is_planted_here_or_in_the_synthetic_logs() -> None:
     from test_metalog_synthetic import BREAKS
+    from test_metalog_voters import VOTER_BREAKS
 
-    planted = {rule for p in PLANTS for rule, _ in p.expected} | {b[3] for b in BREAKS if b[3]}
+    planted = {rule for p in PLANTS for rule, _ in p.expected} | {b[3] for b in BREAKS if b[3]} | \
+        {b[2] for b in VOTER_BREAKS}
     assert set(RULE_DOCS) - planted == {"log_start_has_snapshot"}  # tests/test_metalog_layouts.py
     assert len(planted) >= 12

@@ -83,7 +83,8 @@ MUTANTS = {  # mutant -> (initial state, inputs, the step the reference flags)
     "raft_vote_shorter_log_same_epoch": (VOTER_WITH_TWO, REFUSE, 0),  # the vote granted
 }
 UNOBSERVABLE = {"raft_check_quorum_non_voter_leader",  # the spec's leaders are voters and never check quorum
-                "raft_shutdown_ignores_remote_leader"}  # the spec models no graceful shutdown (the action is outside)
+                "raft_shutdown_ignores_remote_leader",  # the spec models no graceful shutdown (the action is outside)
+                "raft_snapshot_fetch_below_log_start"}  # the spec models no snapshots yet (KIP-630, issue 23)
 ABSTRACTED = {  # mutant -> (initial state, inputs, the step the reference flags) where the spec allows what it does
     # The spec picks the bootstrap server nondeterministically: the draw a trace states is the reference's alone.
     "raft_bootstrap_first_server": ({"standard": "raft/fresh-observer"}, [{"action": "tick", "now": 10, "bootstrap": 1}],

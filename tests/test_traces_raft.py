@@ -208,9 +208,11 @@ def test_check_reports_a_raft_divergence_with_the_rule(tmp_path: Path) -> None:
 
 BAD_INPUTS = [
     ({"action": "vote", "now": 1}, "steps[0].input.action: unknown action 'vote' for component raft (known: "
-                                   "advance_clock, append, begin_quorum_epoch_request, describe_quorum_request, "
-                                   "end_quorum_epoch_request, fetch_request, fetch_response, quorum_epoch_response, "
-                                   "resign, restart, shutdown, tick, vote_request, vote_response)"),
+                                   "advance_clock, append, begin_quorum_epoch_request, create_snapshot, "
+                                   "delete_before_snapshot, describe_quorum_request, end_quorum_epoch_request, "
+                                   "fetch_request, fetch_response, fetch_snapshot_request, fetch_snapshot_response, "
+                                   "quorum_epoch_response, resign, restart, shutdown, tick, vote_request, "
+                                   "vote_response)"),
     ({"action": "vote_request"}, "steps[0].input: action 'vote_request' needs 'message'"),
     ({"action": "tick", "message": {}}, "steps[0].input: unknown argument 'message' for action 'tick'"),
     ({"action": "tick", "jitter": "5"}, "steps[0].input.jitter: expected an integer, got string"),

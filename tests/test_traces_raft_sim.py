@@ -168,3 +168,41 @@ def test_a_mutant_share_draws_only_reachable_mutants_and_every_trace_shows_its_m
     assert f"mutant {name}: not drawn: {UNREACHABLE_MUTANTS[name]}" in out.getvalue()
     assert "never exercised" not in out.getvalue()
     assert out.getvalue().count(" exercised, draws per trace mean ") == len(reachable)
+
+
+def test_simulated_traces_with_snapshots_fetch_snapshots_and_conform(tmp_path: Path) -> None:
+    """With ``--snapshots`` nodes snapshot, clean their logs and fetch the leader's snapshot in chunks: seed 24's 100-step
+    traces reach every snapshot path (a Fetch answered with a snapshot id, chunks served and taken, a snapshot loaded,
+    a restart from a snapshot), state the log start and latest snapshot, follow the schema and replay."""
+    out = io.StringIO()
+    path = str(tmp_path / "snapshots.jsonl")
+    assert generate_command("sim", path, 140, 24, 100, stream=out, component="raft", snapshots=True) == EXIT_OK
+    assert "--snapshots" in out.getvalue()
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    seen: set[str] = set()
+    for _, trace in jsonl.read_jsonl(path):
+        obj = trace_to_json(trace)
+        validator.validate(obj)
+        assert replay(trace).conformant, trace.id
+        assert trace.meta["snapshots"] and trace.id.startswith("sim-raft-snapshots-24-")
+        for step in obj["steps"]:
+            action, message = step["input"]["action"], step["input"].get("message", {})
+            assert {"log_start_offset", "latest_snapshot_id"} <= set(step["post"])
+            seen.add(action)
+            if action == "fetch_snapshot_response" and message.get("chunk", 0) > 0 \
+                    and message["position"] + message["chunk"] == message["size"]:
+                seen.add("snapshot loaded")
+            if action == "restart" and step["post"]["log_start_offset"] > 0:
+                seen.add("restart from a snapshot")
+            for send in step["output"]["response"]["sends"]:
+                if send["type"] == "FetchResponse" and "snapshot_id" in send:
+                    seen.add("fetch answered with a snapshot id")
+    assert {"create_snapshot", "delete_before_snapshot", "fetch_snapshot_request", "fetch_snapshot_response",
+            "snapshot loaded", "restart from a snapshot", "fetch answered with a snapshot id"} <= seen
+
+
+def test_traces_without_snapshots_state_no_snapshot_fields() -> None:
+    """Without ``snapshots`` the recorded post-states and explicit config are those of earlier versions."""
+    trace = trace_to_json(simulate_one(SEED, 0, 40))
+    assert "fetch_snapshot_max_bytes" not in trace["initial"]["explicit"]["config"]
+    assert all("log_start_offset" not in step["post"] for step in trace["steps"])

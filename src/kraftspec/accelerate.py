@@ -6,6 +6,8 @@ The reference is plain ``@dataclass(frozen=True, slots=True, kw_only=True)`` cla
 with the same slots and then gives it the frozen class, and points ``evolve`` in every loaded kraftspec module at
 per-class evolvers built the same way (about 2.5x faster on CPython 3.11), as pyspec injects its caches into the
 plain spec at build time. Instances are the same objects by value: fields, equality, hash, repr, pickling.
+It also caches the results of the pure rules in :data:`MEMOIZED` (their arguments are few, hashable and recur on
+every step of a running cluster), as pyspec caches its pure helpers.
 ``tests/test_frozen.py`` checks this on every class and replays the bundled traces with and without it.
 
 The replay layer (``kraftspec.traces``) and the agreement engine install it; ``KRAFTSPEC_PLAIN=1`` in the
@@ -15,6 +17,7 @@ environment keeps the reference plain.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import os
 import pkgutil
@@ -26,6 +29,10 @@ from kraftspec.reference import frozen
 _new = object.__new__
 _evolvers: dict[type, Callable[..., Any]] = {}
 _accelerated: list[type] = []
+
+MEMOIZED = (("kraftspec.reference.broker", "heartbeat_reply"),)
+"""Pure reference rules whose results are cached (module, function): each answers a frozen value from a handful of
+hashable arguments (``heartbeat_reply``: the next control state and whether the broker caught up)."""
 
 
 def evolve(instance: Any, /, **changes: Any) -> Any:
@@ -101,14 +108,19 @@ def _accelerate(cls: type) -> None:
     _accelerated.append(cls)
 
 
-def _rebind_evolve(old: Callable[..., Any], new: Callable[..., Any]) -> None:
-    """``frozen.evolve`` and every kraftspec module's binding of ``old`` become ``new``."""
-    frozen.evolve = new  # type: ignore[assignment]
+def _rebind(old: Callable[..., Any], new: Callable[..., Any]) -> None:
+    """Every kraftspec module's binding of ``old`` becomes ``new``."""
     for name, module in list(sys.modules.items()):
         if name.startswith("kraftspec") and module is not None:
             for attribute, value in list(vars(module).items()):
                 if value is old:
                     setattr(module, attribute, new)
+
+
+def _memoize(module_name: str, name: str) -> None:
+    """Every binding of the pure rule ``module_name.name`` becomes a cached wrapper of it (same results)."""
+    rule = getattr(importlib.import_module(module_name), name)
+    _rebind(rule, functools.lru_cache(maxsize=None)(rule))
 
 
 def install() -> None:
@@ -121,5 +133,9 @@ def install() -> None:
         for value in list(vars(module).values()):
             if _accelerable(value, module.__name__):
                 _accelerate(value)
-    _rebind_evolve(frozen.evolve, evolve)
+    old = frozen.evolve
+    frozen.evolve = evolve  # type: ignore[assignment]
+    _rebind(old, evolve)
+    for module_name, name in MEMOIZED:
+        _memoize(module_name, name)
 

@@ -170,7 +170,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from kraftspec.traces.recording.generate import generate_command
     return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover,
                             mutant_share=args.mutant_share, row_group=args.row_group, component=args.component,
-                            faults=args.faults)
+                            faults=args.faults, snapshots=args.snapshots)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -311,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--mutant", help="record the simulation under this deliberately wrong variant")
     generate.add_argument("--faults", action="store_true",
                           help="sim --component raft: the network also fails requests and nodes shut down gracefully")
+    generate.add_argument("--snapshots", action="store_true",
+                          help="sim --component raft: nodes also create snapshots, clean their logs and fetch snapshots")
     generate.add_argument("--cover", choices=["kinds", "edges"], default="kinds",
                           help="tla: after the walks, cover every kind of transition or every edge (default kinds)")
     generate.add_argument("--mutant-share", type=float, default=0.0,

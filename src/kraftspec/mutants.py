@@ -20,6 +20,8 @@ COMPONENT_MUTANT_MODULES: tuple[str, ...] = (
     "kraftspec.models.partition_mutants",
     "kraftspec.models.raft_mutants",
     "kraftspec.models.controller_mutants",
+    "kraftspec.models.raft_voters_mutants",
+    "kraftspec.models.raft_snapshot_mutants",
 )
 ENV_VAR = "KRAFTSPEC_MUTANT"
 

@@ -380,6 +380,34 @@ SECTIONS: dict[str, Section] = {
         f"{_RAFT}KafkaRaftClient.shutdown, maybeCompleteShutdown, GracefulShutdown; KafkaRaftClientDriver",
         "KIP-595",
     ),
+    "3.14": Section(
+        "Voter sets and their history (kraft.version 1)",
+        "A voter set (voter id -> replica key, listeners, supported kraft.version range) and its operations; the "
+        "voter set and kraft.version in force at an offset, taken from the latest VotersRecord and "
+        "KRaftVersionRecord in the snapshot or log at or before it; log truncation forgets later ones.",
+        f"{_RAFT}VoterSet.java, ReplicaKey.java, internals/VoterSetHistory.java, internals/TreeMapLogHistory.java, "
+        "internals/KRaftControlRecordStateMachine.java",
+        "KIP-853 (dynamic KRaft quorums)",
+        "KIP-853 requires consecutive voter sets to share a majority; Kafka 4.3's VoterSetHistory.addAt only logs a "
+        "set that does not and accepts it.",
+    ),
+    "3.15": Section(
+        "AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter (apiKeys 80, 81, 82)",
+        "The leader's checks before a voter change: a voter key with directory id, the default listener, one change "
+        "at a time, the epoch committed, kraft.version 1, the latest VotersRecord committed, the new voter unknown, "
+        "supporting the finalized kraft.version and caught up; the change completes when its VotersRecord commits. "
+        "A new kraft.version 1 leader whose voter set is still the bootstrap checkpoint's writes it to the log in its "
+        "first batch, after a KRaftVersionRecord. spec/KRaftVoters.tla states these changes over one node's log "
+        "within small bounds (the VotersRecords, the high watermark, a removed leader resigning, truncation "
+        "forgetting uncommitted voter sets; invariants: "
+        "consecutive sets share a majority, at most one VotersRecord uncommitted) and `kraftspec agree voters` "
+        "checks its state graph equal to these rules' and §3.14's.",
+        f"{_RAFT}KafkaRaftClient.handleAddVoterRequest, handleRemoveVoterRequest, handleUpdateVoterRequest; "
+        "internals/AddVoterHandler.java, RemoveVoterHandler.java, UpdateVoterHandler.java; LeaderState.java",
+        "KIP-853 (dynamic KRaft quorums)",
+        "Where KIP-853 has the leader wait (uncommitted epoch or voter change, a lagging voter), Kafka answers "
+        "REQUEST_TIMED_OUT at once (KAFKA-17147); UpdateRaftVoter at kraft.version 0 updates the leader's memory only.",
+    ),
     "4": Section(
         "Controllers: registration, DescribeCluster, admin bootstrap, kafka-cluster",
         "How controllers register themselves in the log, how brokers and controllers answer DescribeCluster, how the "

@@ -127,7 +127,8 @@ def view_kinds(component: str) -> dict[str, frozenset[str]]:
     if component == "raft":
         from kraftspec.reference import raft_messages
 
-        polled = {"Tick", "Append", "Resign", "Shutdown", "Send"}  # inputs of ``raft.step``, never sent
+        polled = {"Tick", "Append", "Resign", "Shutdown", "CreateSnapshot", "DeleteBeforeSnapshot",
+                  "Send"}  # inputs of ``raft.step``, never sent
         return {"sends": frozenset(name for name, cls in vars(raft_messages).items() if isinstance(cls, type)
                                    and cls.__module__ == raft_messages.__name__ and hasattr(cls, "__dataclass_fields__")
                                    and name not in polled)}

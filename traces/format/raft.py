@@ -3,8 +3,10 @@
 A raft trace is what ONE node (the implementation under test) received and sent. Each input is a
 message from ``kraftspec.reference.raft_messages`` handed to ``raft.step(node, message, now, jitter, bootstrap, order)``
 (action ``vote_request``, ``fetch_response``, ... after the message's class), a timer poll (``tick``),
-a leader append (``append``), ``resign``, a graceful ``shutdown`` (``timeout_ms``), a crash and restart (``restart``, ``raft.restart``) or
-``advance_clock``. The output is the list of messages the node sent (``response.sends``); Raft writes
+a leader append (``append``), ``resign``, a graceful ``shutdown`` (``timeout_ms``), a snapshot the state machine
+creates (``create_snapshot``: ``end_offset``, ``epoch``, ``size`` in bytes; the response says whether a writer was
+given, ``created``), the log's cleaner advancing the log start to a snapshot (``delete_before_snapshot``), a crash and
+restart (``restart``, ``raft.restart``) or ``advance_clock``. The output is the list of messages the node sent (``response.sends``); Raft writes
 no metadata records of its own, so ``records`` stays empty.
 
 JSON of messages: the reference's field names; a sent message is ``{"destination", "type", ...fields}``;
@@ -22,13 +24,16 @@ from typing import Any, Callable, Mapping, Optional
 
 from kraftspec.reference import raft
 from kraftspec.reference.frozen import FrozenMap, evolve
-from kraftspec.reference.raft_log import LogEntry, RaftLog, append_as_follower, flush
+from kraftspec.reference.raft_log import LogEntry, RaftLog, Snapshot, append_as_follower, flush
 from kraftspec.reference.raft_messages import (
     BeginQuorumEpochRequest,
     DescribeQuorumRequest,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    NO_SNAPSHOT_ID,
     QuorumEpochResponse,
     VoteRequest,
     VoteResponse,
@@ -58,10 +63,16 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("end_quorum_epoch_request", "raft._handle_end_quorum_epoch_request", _message(EndQuorumEpochRequest)),
     Action("quorum_epoch_response", "raft._handle_quorum_epoch_response", _message(QuorumEpochResponse)),
     Action("describe_quorum_request", "raft._handle_describe_quorum_request", _message(DescribeQuorumRequest)),
+    Action("fetch_snapshot_request", "raft._handle_fetch_snapshot_request", _message(FetchSnapshotRequest)),
+    Action("fetch_snapshot_response", "raft._handle_fetch_snapshot_response", _message(FetchSnapshotResponse)),
     Action("tick", "raft._poll", _POLLED),
     Action("append", "raft._handle_append", {"records": (tuple, True), **_POLLED}),
     Action("resign", "raft._handle_resign", {"epoch": (int, True), **_POLLED}),
     Action("shutdown", "raft._handle_shutdown", {"timeout_ms": (int, True), **_POLLED}),
+    Action("create_snapshot", "raft._handle_create_snapshot",
+           {"end_offset": (int, True), "epoch": (int, True), "size": (int, True), **_POLLED}),
+    Action("delete_before_snapshot", "raft._handle_delete_before_snapshot",
+           {"end_offset": (int, True), "epoch": (int, True), **_POLLED}),
     Action("restart", "raft.restart", _TIMED),
     Action("advance_clock", "advance_clock", {"now": (int, True)}),
 )}
@@ -71,7 +82,7 @@ _SELF_DECODED = ("message", "records")  # decoded here: log entries hold records
 _INPUT_PLANS = input_plans({name: dataclasses.replace(a,
                                                       args={k: v for k, v in a.args.items() if k not in _SELF_DECODED})
                             for name, a in ACTIONS.items()})
-RESPONSES = (VoteResponse, FetchResponse, QuorumEpochResponse)  # inputs that answer a request of the node
+RESPONSES = (VoteResponse, FetchResponse, QuorumEpochResponse, FetchSnapshotResponse)  # answers to the node's requests
 QUORUM_EPOCH_APIS = ("BeginQuorumEpoch", "EndQuorumEpoch")  # the two RPCs a QuorumEpochResponse answers (§3.9)
 
 
@@ -131,10 +142,16 @@ def decode_message(cls: type, value: object, path: str) -> Any:
 
 
 def encode_message(message: Any) -> dict[str, Any]:
-    """The JSON of a message (records as log entries; a correlation id of None left out)."""
+    """The JSON of a message (records as log entries; a correlation id of None left out; a Fetch answer's
+    ``snapshot_id`` and ``records_offset`` only when they say something: no snapshot and the fetcher's LEO read as
+    their defaults)."""
     obj = to_json(evolve(message, records=()) if isinstance(message, FetchResponse) else message)
     if isinstance(message, FetchResponse):
         obj["records"] = encode_entries(message.records)
+        if message.snapshot_id == NO_SNAPSHOT_ID:
+            del obj["snapshot_id"]
+        if message.records_offset is None:
+            del obj["records_offset"]
     if obj.get("correlation_id", 0) is None:
         del obj["correlation_id"]
     return obj
@@ -143,7 +160,7 @@ def encode_message(message: Any) -> dict[str, Any]:
 _EXPLICIT_FIELDS: dict[str, tuple[Any, bool]] = {
     "local_id": (int, True), "voters": (list, False), "endpoints": (dict, False), "config": (dict, False),
     "quorum_state": (dict, False), "log": (list, False), "now": (int, False), "jitter": (int, False),
-    "directory_id": (str, False), "cluster_id": (str, False),
+    "directory_id": (str, False), "cluster_id": (str, False), "snapshot": (dict, False),
 }
 DEFAULT_VOTERS = (1, 2, 3)
 
@@ -165,7 +182,8 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> ra
     ``{local_id, voters=[1,2,3], endpoints={"ID": [listener]} (default CONTROLLER://controllerID:9093 per voter),
     config={QuorumConfig fields} (Kafka's defaults), quorum_state={epoch, leader_id=-1, voted_key={id,
     directory_id}|null}|null (no file: epoch 0), log=[{epoch, record}] (flushed), now=0, jitter=0,
-    directory_id, cluster_id}``.
+    directory_id, cluster_id, snapshot={end_offset, epoch, size}|null}``: with a ``snapshot`` the log starts at its
+    end offset (a node that loaded or created it and cleaned its log), ``log`` holding the entries after it.
     """
     unknown = sorted(set(obj) - set(_EXPLICIT_FIELDS))
     if unknown:
@@ -178,9 +196,14 @@ def explicit_state(obj: Mapping[str, Any], path: str = "initial.explicit") -> ra
               else decoder(ElectionState)(values["quorum_state"], f"{path}.quorum_state"))
     entries = decode_entries(values["log"] or [], f"{path}.log")
     endpoints = _endpoints(values["endpoints"], voters, path)
+    start = RaftLog()
+    if values["snapshot"] is not None:
+        snapshot = decoder(Snapshot)(values["snapshot"], f"{path}.snapshot")
+        start = RaftLog(start_offset=snapshot.end_offset, flushed_end_offset=snapshot.end_offset,
+                        last_fetched_epoch=snapshot.epoch, snapshots=(snapshot,))
     try:
         return raft.new_node(values["local_id"], voters, endpoints, config,
-                             flush(append_as_follower(RaftLog(), entries)),
+                             flush(append_as_follower(start, entries)),
                              stored, values["now"] or 0, values["jitter"] or 0, values["directory_id"],
                              values["cluster_id"])
     except ValueError as exc:  # epochs decreasing in the log, an impossible stored state

@@ -24,7 +24,15 @@ from rich.progress import BarColumn, DownloadColumn, Progress as RichProgress, T
 from kraftspec.reference.broker_registration import ReplayError
 from kraftspec.traces.format.limits import describe_os_error, escape_controls, is_regular, open_regular
 from kraftspec.traces.metalog import raft_rules as R
-from kraftspec.traces.metalog.control import ABORT, COMMIT, LEADER_CHANGE, control_type, decode_control
+from kraftspec.traces.metalog.control import (
+    ABORT,
+    COMMIT,
+    KRAFT_VERSION,
+    KRAFT_VOTERS,
+    LEADER_CHANGE,
+    control_type,
+    decode_control,
+)
 from kraftspec.traces.metalog.convert import to_record
 from kraftspec.traces.metalog.errors import DecodeError, LogFormatError
 from kraftspec.traces.metalog.files import (
@@ -57,6 +65,7 @@ from kraftspec.traces.metalog.segments import (
     read_chunks,
 )
 from kraftspec.traces.metalog.snapshot import Snapshot, read_snapshot, snapshot_id
+from kraftspec.traces.metalog.voters import VotersAudit
 
 METADATA_DIR = "__cluster_metadata-0"
 BOOTSTRAP_FILE = "bootstrap.checkpoint"
@@ -111,6 +120,8 @@ class _LogAudit:
         self.leader_changes: dict[int, tuple[int, tuple[int, ...]]] = {}
         """epoch -> (leader, voters) from its LeaderChangeMessage."""
         self.first_mv: Optional[int] = None
+        self.voters = VotersAudit(self.violation)
+        """KRaftVersion and Voters records replayed through the reference (rules §3.14)."""
 
     def violation(self, file: str, offset: int, rule: str, explanation: str) -> None:
         self.report.add(Violation(file, offset, rule, explanation))
@@ -141,6 +152,16 @@ class _LogAudit:
             self._set_pending([])
             return
         self.image, self.replay_from = snap.image, end
+        self.voters.load_snapshot(path, end, snap.control_fields)
+
+    def load_bootstrap_voters(self, path: str) -> None:
+        """The bootstrap checkpoint ``0-0``: Kafka loads its KRaftVersion and Voters records at offset −1, before
+        the log (rules §3.14). Its structure and image are judged as a bootstrap snapshot (``_audit_bootstrap``)."""
+        try:
+            snap = read_snapshot(path, 0)
+        except LogFormatError:
+            return  # reported by _audit_bootstrap
+        self.voters.load_snapshot(path, 0, snap.control_fields)
 
     def _structure_only(self, snapshots: list[tuple[int, int, str]], why: str) -> None:
         """Snapshots that cannot be compared with the log are still read and checked for structure."""
@@ -182,6 +203,7 @@ class _LogAudit:
                                f"header LastContainedLogTimestamp {stamp}, log record {end - 1} has {self.last_timestamp}")
             for diff in differences(self.image, snap.image):
                 self.violation(path, end, R.SNAPSHOT_MATCHES_LOG, diff)
+            self.voters.compare_snapshot(path, end, snap.control_fields)
             self.report.snapshots_compared.append(f"{Path(path).name} at offset {end}")
 
     # -- the log --------------------------------------------------------------------------------------
@@ -316,6 +338,8 @@ class _LogAudit:
         self.counts[decoded.name] += 1
         if decoded.type in (ABORT, COMMIT):
             self.violation(batch.path, rec.offset, R.CONTROL_BATCH_RECORDS, f"{decoded.name} marker in a KRaft log")
+        if decoded.type in (KRAFT_VERSION, KRAFT_VOTERS):
+            self.voters.log_record(batch.path, rec.offset, decoded.type, decoded.fields)
         if decoded.type != LEADER_CHANGE:
             return
         fields = decoded.fields or {}
@@ -388,6 +412,7 @@ class _LogAudit:
             summary.in_controlled_shutdown, summary.registered = registration.in_controlled_shutdown, True
         self.report.controllers = sorted(image.controllers)
         self.report.topics, self.report.partitions = len(image.topics), len(image.partitions)
+        self.report.voters_records, self.report.kraft_version, self.report.voters = self.voters.summary()
 
 
 def noop_run(view: memoryview, pos: int, count: int, expected: int, lengths: bytes) -> int:
@@ -501,6 +526,9 @@ def audit_directory(data_dir: Path, partition_dir: Optional[Path], progress: Opt
     bootstraps += [Path(s[2]) for s in snapshots if s[0] == 0]
     audit = _LogAudit(report, [s for s in snapshots if s[0] > 0], progress)
     handled.update(segments, bootstraps, (Path(s[2]) for s in snapshots))
+    for end, _, path in snapshots[:1]:
+        if end == 0:
+            audit.load_bootstrap_voters(path)
     _audit_log(audit, segments)
     audit.finish()
     for path in bootstraps:

@@ -73,6 +73,11 @@ class DirectoryReport:
     log_start_offset: Optional[int] = None
     log_end_offset: Optional[int] = None
     snapshots_compared: list[str] = field(default_factory=list)
+    voters_records: int = 0
+    """VotersRecords replayed from the log and its snapshots (rules §3.14)."""
+    kraft_version: Optional[int] = None
+    voters: Optional[list[int]] = None
+    """The last KRaftVersionRecord's level and the last VotersRecord's voter ids (None when there was none)."""
     files: list[FileReport] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     violation_count: int = 0
@@ -166,6 +171,9 @@ class AuditReport:
                 lines.append(f"   broker {b.broker_id}: {b.registration_count} registration(s), epoch {b.epoch}, {state}")
             if d.controllers:
                 lines.append(f"   controllers registered: {d.controllers}")
+            if d.voters_records or d.kraft_version is not None:
+                lines.append(f"   kraft.version {d.kraft_version}; {d.voters_records} VotersRecord(s) replayed, "
+                             f"voters {d.voters}")
             for s in d.snapshots_compared:
                 lines.append(f"   snapshot compared with the log: {s}")
             for f in d.files:

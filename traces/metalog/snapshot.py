@@ -43,6 +43,8 @@ class Snapshot:
     header: Optional[dict[str, Any]] = None
     kraft_version: Optional[int] = None
     voters: Optional[tuple[int, ...]] = None
+    control_fields: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    """The KRaftVersion and Voters records' ``(control type, decoded fields)`` in file order."""
     image: Image = field(default_factory=Image)
     record_counts: Counter[str] = field(default_factory=Counter)
     violations: list[Violation] = field(default_factory=list)
@@ -102,6 +104,7 @@ def read_snapshot(path: str, epoch: Optional[int] = None) -> Snapshot:
                     elif decoded.type in (KRAFT_VERSION, KRAFT_VOTERS):
                         if not first_batch:
                             problem(rec.offset, f"{decoded.name} outside the header batch")
+                        snap.control_fields.append((decoded.type, decoded.fields))
                         if decoded.type == KRAFT_VERSION:
                             snap.kraft_version = decoded.fields["kraft_version"]
                         else:

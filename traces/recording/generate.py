@@ -85,16 +85,17 @@ class MutantDraws:
 
 
 def generate_mixed(seed: int, traces: int, steps: int, share: float, component: str = "broker",
-                   draws: Optional[MutantDraws] = None, faults: bool = False) -> Iterator[Trace]:
+                   draws: Optional[MutantDraws] = None, faults: bool = False,
+                   snapshots: bool = False) -> Iterator[Trace]:
     """Simulated traces of ``component`` (``broker`` or ``raft``) of which a ``share`` is recorded under its
     mutants (in turn).
 
     Trace ``i`` is ``simulate_one(seed, i, steps)``, under its mutant when it has one (named in its
     ``meta``), so any trace of a set can be regenerated alone. A raft mutant's trace is redrawn until the mutant
     shows (:func:`_exercised`), counted in ``draws``. ``faults``: the raft simulation's failed requests and graceful
-    shutdowns.
+    shutdowns; ``snapshots``: its snapshots (KIP-630).
     """
-    simulate_one, names = _simulator(component, faults)
+    simulate_one, names = _simulator(component, faults, snapshots)
     if component == "raft" and draws is not None:
         draws.not_drawn.update(_unreachable(faults))
     return _recorded(simulate_one, seed, steps, mutant_plan(traces, share, names),
@@ -109,9 +110,9 @@ def _unreachable(faults: bool = False) -> dict[str, str]:
     return unreachable_mutants(faults)
 
 
-def _simulator(component: str, faults: bool = False) -> tuple[Callable[..., Trace], list[str]]:
-    """``component``'s ``simulate_one`` (raft: with ``faults`` if asked) and the names of the mutants it can
-    exercise."""
+def _simulator(component: str, faults: bool = False, snapshots: bool = False) -> tuple[Callable[..., Trace], list[str]]:
+    """``component``'s ``simulate_one`` (raft: with ``faults`` and ``snapshots`` if asked) and the names of the mutants
+    it can exercise."""
     if component == "raft":
         from kraftspec.models.raft_mutants import MUTANTS
         from kraftspec.traces.recording.raft_simulate import simulate_one
@@ -120,6 +121,8 @@ def _simulator(component: str, faults: bool = False) -> tuple[Callable[..., Trac
         from kraftspec.traces.recording.broker_simulate import simulate_one  # type: ignore[no-redef]
     unreachable = _unreachable(faults) if component == "raft" else {}
     simulated = functools.partial(simulate_one, faults=True) if faults else simulate_one
+    if snapshots:
+        simulated = functools.partial(simulated, snapshots=True)
     return simulated, [m.name for m in MUTANTS if m.name not in unreachable]
 
 
@@ -155,7 +158,8 @@ def _exercised(simulate_one: Callable[..., Trace], seed: int, index: int, steps:
 
 
 def generate_raft_sim(seed: int, traces: int, steps: int, mutant: Optional[str],
-                      draws: Optional[MutantDraws] = None, faults: bool = False) -> Iterator[Trace]:
+                      draws: Optional[MutantDraws] = None, faults: bool = False,
+                      snapshots: bool = False) -> Iterator[Trace]:
     """``traces`` simulated raft traces (one node's view, ``traces/recording/raft_simulate.py``), all under ``mutant`` if
     given (each redrawn until it shows the mutant, counted in ``draws``); an unknown mutant or one of another
     component is refused before anything is generated."""
@@ -165,13 +169,14 @@ def generate_raft_sim(seed: int, traces: int, steps: int, mutant: Optional[str],
     unreachable = _unreachable(faults)
     if mutant in unreachable:
         raise ValueError(f"mutant {mutant!r} cannot be exercised by the raft simulation: {unreachable[mutant]}")
-    simulate_one, _ = _simulator("raft", faults)
+    simulate_one, _ = _simulator("raft", faults, snapshots)
     return _recorded(simulate_one, seed, steps, [mutant] * traces, draws)
 
 
 def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
                      stream: TextIO = sys.stdout, cover: str = "kinds", mutant_share: float = 0.0,
-                     row_group: int = ROW_GROUP, component: str = "broker", faults: bool = False) -> int:
+                     row_group: int = ROW_GROUP, component: str = "broker", faults: bool = False,
+                     snapshots: bool = False) -> int:
     """Generate ``traces`` traces of ``kind`` into ``out``.
 
     ``sim``: simulations of ``steps`` steps of ``component`` (``broker``, or ``raft``: one node's view of a
@@ -180,7 +185,7 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition``, ``controller``,
     or ``raft``: one node's view of ``KRaftQuorum.tla``).
     Parquet is written in row groups of ``row_group``. ``faults`` (raft sim only): failed requests and graceful
-    shutdowns in the simulation.
+    shutdowns in the simulation; ``snapshots`` (raft sim only): snapshots created, cleaned and fetched.
     """
     draws = MutantDraws()
     try:
@@ -190,12 +195,14 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             raise ValueError(f"no simulator for component {component!r}: use `generate tla --component {component}`")
         if faults and (kind != "sim" or component != "raft"):
             raise ValueError("--faults is a raft simulation's: give it with `generate sim --component raft`")
+        if snapshots and (kind != "sim" or component != "raft"):
+            raise ValueError("--snapshots is a raft simulation's: give it with `generate sim --component raft`")
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
-            generated = generate_mixed(seed, traces, steps, mutant_share, component, draws, faults)
+            generated = generate_mixed(seed, traces, steps, mutant_share, component, draws, faults, snapshots)
         elif kind == "sim" and component == "raft":
-            generated = generate_raft_sim(seed, traces, steps, mutant, draws, faults)
+            generated = generate_raft_sim(seed, traces, steps, mutant, draws, faults, snapshots)
         elif kind == "sim":
             from kraftspec.traces.recording.broker_simulate import generate_sim
 
@@ -229,6 +236,7 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     options += f" --row-group {row_group}" if row_group != ROW_GROUP and out.endswith(".parquet") else ""
     options += f" --component {component}" if component != "broker" else ""
     options += " --faults" if faults else ""
+    options += " --snapshots" if snapshots else ""
     print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}{mutated}); reproduce with: kraftspec generate "
           f"{kind} --traces {traces} --seed {seed}{f' --steps {steps}' if kind == 'sim' else f' --cover {cover}'}"
           f"{options} --out {out}", file=stream)

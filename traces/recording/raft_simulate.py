@@ -7,8 +7,11 @@ leader's answer); nodes poll their timers as time passes, crash and restart
 requests as Kafka's channel reports a disconnect (the sender gets the request's error response, top-level
 BROKER_NOT_AVAILABLE: ``KafkaNetworkChannel``, ``RaftUtil.errorResponse``), so the retry back-off
 (``quorum.retry.backoff.ms``) is exercised, and nodes shut down gracefully (``shutdown(timeoutMs)``); a node whose
-shutdown finished is stopped (requests to it fail) until it restarts. One node, drawn per trace, is
-recorded: every input it receives becomes a step with the messages it sent and its post-state. With a
+shutdown finished is stopped (requests to it fail) until it restarts. With ``snapshots`` (KIP-630) nodes also
+create snapshots at their high watermark and their logs' cleaners advance the log start to their latest snapshot,
+so that followers behind the log start (lagging, or restarted observers that lost their unflushed log) fetch the
+leader's snapshot in chunks (``fetch_snapshot_max_bytes`` :data:`SNAPSHOT_MAX_BYTES`); the post-states then state the
+log start and latest snapshot id too. One node, drawn per trace, is recorded: every input it receives becomes a step with the messages it sent and its post-state. With a
 mutant applied every node runs the mutant, so the recorded node's outputs are the mutant's.
 """
 
@@ -25,9 +28,13 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.raft_messages import (
     Append,
     BeginQuorumEpochRequest,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     QuorumEpochResponse,
     RaftFatalError,
     Resign,
@@ -40,7 +47,7 @@ from kraftspec.reference.raft_messages import (
 )
 from kraftspec.reference.raft_state import Leader
 from kraftspec.traces.format.envelope import Step, Trace
-from kraftspec.traces.replay.raft import AppendResult, Sends, observe, sent
+from kraftspec.traces.replay.raft import BASE_FIELDS, AppendResult, Sends, SnapshotResult, observe, sent
 from kraftspec.traces.format.raft import ACTIONS, explicit_state
 from kraftspec.traces.format.values import to_json
 
@@ -52,6 +59,16 @@ RULES = ("tick", "tick", "tick_all", "quiet", "deliver", "deliver", "deliver", "
 """The simulation's rules, drawn uniformly (repeats weight them), as in ``models.raft.RaftQuorumModel``."""
 FAULT_RULES = RULES + ("fail", "fail", "shutdown", "revive")
 """The rules with ``faults``: failed requests, graceful shutdowns, and a stopped node restarting."""
+SNAPSHOT_RULES = ("append", "append", "append", "append", "snapshot", "snapshot", "clean", "compact", "compact",
+                  "crash")
+"""Added with ``snapshots`` (after the others): more appends and crashes (logs to snapshot, observers that lose their
+unflushed log), a node snapshots its committed log, a node's cleaner advances its log start to its latest snapshot,
+every node does both (``compact``)."""
+SNAPSHOT_SIZES = (250, 300, 450)
+"""Snapshot sizes in bytes drawn: three chunks of :data:`SNAPSHOT_MAX_BYTES` (the last short or full), or five (a
+kraft.version-0 snapshot holding a record, header and footer, takes over 200 bytes in Kafka 4.3)."""
+SNAPSHOT_MAX_BYTES = 100
+"""``fetch_snapshot_max_bytes`` of the simulation with ``snapshots``: snapshots come in chunks."""
 SHUTDOWN_TIMEOUTS_MS = (0, 500, 3000)
 """``shutdown(timeoutMs)`` timeouts drawn: at once, shorter and longer than an election."""
 UNREACHABLE_MUTANTS = {
@@ -76,6 +93,9 @@ def failed_response(request: Any, destination: int) -> Send:
     with top-level BROKER_NOT_AVAILABLE under its correlation id (``KafkaNetworkChannel``: a disconnect or an
     unreachable node; ``RaftUtil.errorResponse``)."""
     error, cid = Errors.BROKER_NOT_AVAILABLE, request.correlation_id
+    if isinstance(request, FetchSnapshotRequest):
+        return Send(destination=request.replica_id,
+                    message=FetchSnapshotResponse(source=destination, error=error, correlation_id=cid))
     if isinstance(request, VoteRequest):
         return Send(destination=request.replica_id,
                     message=VoteResponse(source=destination, error=error, correlation_id=cid))
@@ -87,19 +107,27 @@ def failed_response(request: Any, destination: int) -> Send:
                 message=QuorumEpochResponse(source=destination, api=api, error=error, correlation_id=cid))
 
 
-FAILABLE = (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest)
+FAILABLE = (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchSnapshotRequest)
 """The requests the network may fail (a failed one is answered by :func:`failed_response`)."""
 
 
 class _Quorum:
     """Four nodes, the network, the clock, and the steps recorded for node ``recorded``."""
 
-    def __init__(self, rng: random.Random, faults: bool = False) -> None:
+    def __init__(self, rng: random.Random, faults: bool = False, snapshots: bool = False) -> None:
         self.rng = rng
         self.faults = faults
+        self.snapshots = snapshots
+        self.rules = (FAULT_RULES if faults else RULES) + (SNAPSHOT_RULES if snapshots else ())
+        self.post_fields = () if snapshots else BASE_FIELDS  # () states every field
         self.now = 0
         self.recorded = rng.choice(NODES)
-        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": dataclasses.asdict(CONFIG),
+        config = dataclasses.asdict(CONFIG)
+        if snapshots:
+            config["fetch_snapshot_max_bytes"] = SNAPSHOT_MAX_BYTES
+        else:
+            del config["fetch_snapshot_max_bytes"]
+        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": config,
                              "jitter": rng.randrange(CONFIG.election_timeout_ms)} for n in NODES}
         self.nodes = {n: explicit_state(obj) for n, obj in self.explicit.items()}
         self.in_flight: list[Send] = []
@@ -150,9 +178,17 @@ class _Quorum:
             action, args = "shutdown", {"timeout_ms": message.timeout_ms, **timed}
         elif isinstance(message, Tick):
             action, args = "tick", timed
+        elif isinstance(message, CreateSnapshot):
+            action = "create_snapshot"
+            args = {"end_offset": message.end_offset, "epoch": message.epoch, "size": message.size, **timed}
+            response = SnapshotResult(sends, raft.snapshot_created(before, message))
+        elif isinstance(message, DeleteBeforeSnapshot):
+            action, args = "delete_before_snapshot", {"end_offset": message.end_offset, "epoch": message.epoch,
+                                                      **timed}
         else:
             action, args = _ACTION_OF[type(message)], {"message": message, **timed}
-        self.steps.append(Step(action, args, to_json(response), None, observe(self.nodes[self.recorded], self.now)))
+        self.steps.append(Step(action, args, to_json(response), None,
+                               observe(self.nodes[self.recorded], self.now, self.post_fields)))
 
     def tick(self, n: int, elapsed: int) -> None:
         """Time passes and node ``n`` polls its timers."""
@@ -172,11 +208,31 @@ class _Quorum:
         self.in_flight = [s for s in self.in_flight if s.destination != n]
         if n == self.recorded:
             self.steps.append(Step("restart", {"now": self.now, "jitter": jitter}, {"sends": []}, None,
-                                   observe(self.nodes[n], self.now)))
+                                   observe(self.nodes[n], self.now, self.post_fields)))
+
+    def snapshot(self, n: int) -> None:
+        """Node ``n``'s state machine snapshots what it knows committed: an id at its high watermark, in the epoch of
+        the record before it (nothing when it knows no committed record past its log start, or is stopped)."""
+        node = self.nodes[n]
+        hw = getattr(node.state, "high_watermark", -1)
+        if self.stopped(n) or hw <= node.log.start_offset:
+            return
+        epoch = node.log.entries[hw - 1 - node.log.start_offset].epoch
+        self.deliver(n, CreateSnapshot(end_offset=hw, epoch=epoch, size=self.rng.choice(SNAPSHOT_SIZES)))
+
+    def clean(self, n: int) -> None:
+        """Node ``n``'s log cleaner advances its log start to its latest snapshot, if that is ahead of it and
+        committed (``KafkaRaftLog.maybeClean`` picks a snapshot by retention; here always the latest)."""
+        node = self.nodes[n]
+        latest = node.log.latest_snapshot
+        if (self.stopped(n) or latest is None or latest.end_offset <= node.log.start_offset
+                or latest.end_offset > max(getattr(node.state, "high_watermark", -1), 0)):
+            return
+        self.deliver(n, DeleteBeforeSnapshot(end_offset=latest.end_offset, epoch=latest.epoch))
 
     def rule(self) -> None:
         """One rule of the model, drawn at random."""
-        kind, rng = self.rng.choice(FAULT_RULES if self.faults else RULES), self.rng
+        kind, rng = self.rng.choice(self.rules), self.rng
         if kind == "tick":
             self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
         elif kind in ("tick_all", "quiet"):
@@ -206,6 +262,14 @@ class _Quorum:
             stopped = [n for n in NODES if self.stopped(n)]
             if stopped:
                 self.crash(rng.choice(stopped))
+        elif kind == "snapshot":
+            self.snapshot(rng.choice(NODES))
+        elif kind == "clean":
+            self.clean(rng.choice(NODES))
+        elif kind == "compact":
+            for n in NODES:
+                self.snapshot(n)
+                self.clean(n)
         elif kind == "fail":
             requests = [i for i, send in enumerate(self.in_flight) if isinstance(send.message, FAILABLE)]
             if requests:
@@ -223,24 +287,27 @@ class _Quorum:
 
 
 def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextManager[Any] = nullcontext(),
-                 draw: int = 0, faults: bool = False) -> Trace:
+                 draw: int = 0, faults: bool = False, snapshots: bool = False) -> Trace:
     """Trace ``index`` of seed ``seed``: up to ``steps`` inputs of one node of a simulated quorum.
 
     The nodes are started by the reference as it is; the simulation runs inside ``recording`` (a
     mutant's ``applied()``). It stops after ``steps`` recorded inputs, after 50 rules per step, or when
     the recorded node refuses an input (a mutant's fatal condition). ``draw`` > 0 simulates another run for the
     same trace (``kraftspec.traces.recording.generate`` redraws a mutant's trace until the mutant shows); it is in the id.
-    ``faults`` adds failed requests and graceful shutdowns (:data:`FAULT_RULES`): another run, named ``sim-raft-faults-``.
+    ``faults`` adds failed requests and graceful shutdowns (:data:`FAULT_RULES`): another run, named ``sim-raft-faults-``;
+    ``snapshots`` adds snapshots (:data:`SNAPSHOT_RULES`): another run, named ``sim-raft-snapshots-``.
     """
-    rng = random.Random(f"raft{':faults' if faults else ''}:{seed}:{index}" + (f":{draw}" if draw else ""))
-    quorum = _Quorum(rng, faults)
+    tags = (":faults" if faults else "") + (":snapshots" if snapshots else "")
+    rng = random.Random(f"raft{tags}:{seed}:{index}" + (f":{draw}" if draw else ""))
+    quorum = _Quorum(rng, faults, snapshots)
     with recording:
         for _ in range(50 * steps):
             if len(quorum.steps) >= steps or quorum.failed:
                 break
             quorum.rule()
+    options = (" --faults" if faults else "") + (" --snapshots" if snapshots else "")
     return Trace(component="raft", steps=tuple(quorum.steps[:steps]), explicit=quorum.explicit[quorum.recorded],
-                 id=f"sim-raft{'-faults' if faults else ''}-{seed}-{index}" + (f"-draw{draw}" if draw else ""),
-                 meta={"generator": "kraftspec generate sim --component raft" + (" --faults" if faults else ""),
+                 id=f"sim-raft{tags.replace(':', '-')}-{seed}-{index}" + (f"-draw{draw}" if draw else ""),
+                 meta={"generator": "kraftspec generate sim --component raft" + options,
                        "seed": seed, "index": index, "node": quorum.recorded, **({"draw": draw} if draw else {}),
-                       **({"faults": True} if faults else {})})
+                       **({"faults": True} if faults else {}), **({"snapshots": True} if snapshots else {})})

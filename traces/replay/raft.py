@@ -23,6 +23,8 @@ from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_state import ListenerView
 from kraftspec.reference.raft_messages import (
     Append,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
     FetchResponse,
     NotLeaderError,
     RaftFatalError,
@@ -57,6 +59,15 @@ class AppendResult:
 
     sends: Sequence[dict[str, Any]]
     last_offset: Optional[int]
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    """``createSnapshot``: the messages sent and whether the log gave a writer (``created``; none for an id below the
+    log start or already frozen), KIP-630."""
+
+    sends: Sequence[dict[str, Any]]
+    created: bool
 
 
 def initial(trace: Trace) -> raft.RaftNode:
@@ -158,16 +169,24 @@ def run(node: raft.RaftNode, clock: int, step: Step, kept: Optional[frozenset[st
     message = args["message"] if "message" in args else _operation(action, args)
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])
+    before = node
     node, sends = _stepped(node, message, now, jitter, bootstrap, step, kept)
+    if action == "create_snapshot":
+        return node, now, SnapshotResult(sends, raft.snapshot_created(before, message)), ()
     return node, now, Sends(sends=sends), ()
 
 
 def _operation(action: str, args: Any) -> Any:
-    """The client operation or poll of an input without a message: ``resign``, ``shutdown`` or ``tick``."""
+    """The client operation or poll of an input without a message: ``resign``, ``shutdown``, ``create_snapshot``,
+    ``delete_before_snapshot`` or ``tick``."""
     if action == "resign":
         return Resign(epoch=args["epoch"])
     if action == "shutdown":
         return Shutdown(timeout_ms=args["timeout_ms"])
+    if action == "create_snapshot":
+        return CreateSnapshot(end_offset=args["end_offset"], epoch=args["epoch"], size=args["size"])
+    if action == "delete_before_snapshot":
+        return DeleteBeforeSnapshot(end_offset=args["end_offset"], epoch=args["epoch"])
     return Tick()
 
 
@@ -210,7 +229,13 @@ OBSERVERS: dict[str, Callable[[raft.RaftNode, int], Any]] = {
     "quorum_state_file": lambda node, clock: node.stored,
     "shutdown": lambda node, clock: _shutdown(node),
     "listener": lambda node, clock: node.listener or ListenerView(),
+    "log_start_offset": lambda node, clock: node.log.start_offset,
+    "latest_snapshot_id": lambda node, clock: None if node.log.latest_snapshot is None else node.log.latest_snapshot.id,
 }
+SNAPSHOT_FIELDS = ("log_start_offset", "latest_snapshot_id")
+"""The post-state fields of snapshots (KIP-630): a recorder without snapshots leaves them out."""
+BASE_FIELDS = tuple(name for name in OBSERVERS if name not in SNAPSHOT_FIELDS)
+"""The post-state fields every recorder states."""
 post_matches = post_matcher(OBSERVERS)
 """Whether every stated post-state field equals what :data:`OBSERVERS` reads (False also when unsure: the diff decides)."""
 
@@ -235,7 +260,8 @@ def summarize(node: raft.RaftNode, clock: int) -> str:
         f"next correlation id {node.next_correlation_id}",
         f"state: {type(node.state).__name__} {_json(node.state)}",
         f"log: end offset {log.end_offset}, flushed {log.flushed_end_offset}, last fetched epoch "
-        f"{log.last_fetched_epoch}, epochs {list(log.epoch_cache)}",
+        f"{log.last_fetched_epoch}, epochs {list(log.epoch_cache)}, start {log.start_offset}, snapshots "
+        f"{[(snap.end_offset, snap.epoch, snap.size) for snap in log.snapshots]}",
         f"quorum-state file: epoch {stored.epoch}, leader {stored.leader_id}, vote {_json(stored.voted_key)}",
         f"in flight: {inflight or '(none)'}",
     ))

@@ -23,6 +23,7 @@ final class Components {
         all.put("controller", ControllerSession::new);
         byName(all, "partition", "org.apache.kafka.controller.PartitionSession");
         byName(all, "raft", "org.apache.kafka.raft.KraftspecRaftSession");
+        byName(all, "voters", "org.apache.kafka.raft.internals.KraftspecVotersSession");
         return all;
     }
 

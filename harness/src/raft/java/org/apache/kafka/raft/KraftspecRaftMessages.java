@@ -19,6 +19,8 @@ import org.apache.kafka.common.message.EndQuorumEpochRequestData;
 import org.apache.kafka.common.message.EndQuorumEpochResponseData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.FetchSnapshotRequestData;
+import org.apache.kafka.common.message.FetchSnapshotResponseData;
 import org.apache.kafka.common.message.LeaderChangeMessage;
 import org.apache.kafka.common.message.UpdateRaftVoterRequestData;
 import org.apache.kafka.common.message.VoteRequestData;
@@ -39,6 +41,16 @@ import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.Records;
 import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.record.internal.UnalignedMemoryRecords;
+import org.apache.kafka.common.utils.MockTime;
+import org.apache.kafka.common.memory.MemoryPool;
+import org.apache.kafka.server.common.KRaftVersion;
+import org.apache.kafka.server.common.OffsetAndEpoch;
+import org.apache.kafka.snapshot.MockRawSnapshotWriter;
+import org.apache.kafka.snapshot.RecordsSnapshotWriter;
+import org.apache.kafka.snapshot.SnapshotWriter;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.server.common.serialization.RecordSerde;
 
 import java.net.InetSocketAddress;
@@ -343,6 +355,135 @@ final class KraftspecRaftMessages {
                     .setHighWatermark(longField(m, "high_watermark", -1))))));
     }
 
+    FetchSnapshotRequestData fetchSnapshotRequest(JsonNode m) {
+        JsonNode id = m.get("snapshot_id");
+        return new FetchSnapshotRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setReplicaId(m.path("replica_id").asInt())
+            .setMaxBytes(m.path("max_bytes").asInt())
+            .setTopics(List.of(new FetchSnapshotRequestData.TopicSnapshot()
+                .setName(METADATA_PARTITION.topic())
+                .setPartitions(List.of(new FetchSnapshotRequestData.PartitionSnapshot()
+                    .setPartition(METADATA_PARTITION.partition())
+                    .setCurrentLeaderEpoch(m.path("current_leader_epoch").asInt())
+                    .setSnapshotId(new FetchSnapshotRequestData.SnapshotId()
+                        .setEndOffset(id.get(0).asLong())
+                        .setEpoch(id.get(1).asInt()))
+                    .setPosition(m.path("position").asLong())
+                    .setReplicaDirectoryId(uuid(m.get("replica_directory_id")))))));
+    }
+
+    /**
+     * A FetchSnapshot response whose chunk is {@code chunk} bytes from {@code position} of {@link #snapshotBytes}'s
+     * snapshot of the stated id and size (the trace states the chunk's length, not its bytes).
+     */
+    FetchSnapshotResponseData fetchSnapshotResponse(JsonNode m, String path) {
+        int leader = intField(m, "leader_id", -1);
+        JsonNode id = m.get("snapshot_id");
+        long end = id == null || id.isNull() ? -1 : id.get(0).asLong();
+        int epoch = id == null || id.isNull() ? -1 : id.get(1).asInt();
+        long size = longField(m, "size", -1);
+        long position = longField(m, "position", -1);
+        int chunk = intField(m, "chunk", 0);
+        MemoryRecords records = MemoryRecords.EMPTY;
+        if (chunk > 0) {
+            if (end < 0 || epoch < 0 || position < 0 || position + chunk > size) {
+                throw new HarnessError(path + ": a chunk of " + chunk + " bytes at " + position + " of snapshot " + id
+                    + " of " + size + " bytes");
+            }
+            ByteBuffer all = snapshotBytes(new OffsetAndEpoch(end, epoch), size);
+            all.position((int) position);
+            all.limit((int) (position + chunk));
+            records = MemoryRecords.readableRecords(all.slice());
+        }
+        FetchSnapshotResponseData.PartitionSnapshot partition = new FetchSnapshotResponseData.PartitionSnapshot()
+            .setIndex(METADATA_PARTITION.partition())
+            .setErrorCode(error(m.get("partition_error"), path + ".partition_error").code())
+            .setSize(size)
+            .setPosition(position)
+            .setUnalignedRecords(records);
+        partition.snapshotId().setEndOffset(end).setEpoch(epoch);
+        partition.currentLeader().setLeaderId(leader).setLeaderEpoch(intField(m, "leader_epoch", -1));
+        FetchSnapshotResponseData response = new FetchSnapshotResponseData()
+            .setErrorCode(error(m.get("error"), path + ".error").code())
+            .setTopics(List.of(new FetchSnapshotResponseData.TopicSnapshot()
+                .setName(METADATA_PARTITION.topic())
+                .setPartitions(List.of(partition))));
+        Endpoint e = responseEndpoint(m.get("leader_endpoints"), path + ".leader_endpoints");
+        if (e != null) {
+            FetchSnapshotResponseData.NodeEndpointCollection nodes = new FetchSnapshotResponseData.NodeEndpointCollection(1);
+            nodes.add(new FetchSnapshotResponseData.NodeEndpoint().setNodeId(leader).setHost(e.host()).setPort(e.port()));
+            response.setNodeEndpoints(nodes);
+        }
+        return response;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // snapshots of a stated size (the trace states sizes, not bytes)
+
+    /** {@code KafkaRaftClient.MAX_BATCH_SIZE_BYTES}: the batch size of the client's snapshot writers. */
+    static final int SNAPSHOT_BATCH_BYTES = 8 * 1024;
+
+    /**
+     * The data records a kraft.version-0 snapshot writer (as {@code KafkaRaftClient.createSnapshot} builds it) must
+     * be given for the frozen snapshot to hold exactly {@code size} bytes: one filler record, or two where one cannot
+     * hit the size (a varint length grows by a byte); a size below an empty snapshot's cannot be written.
+     */
+    static List<String> fillerFor(long size) {
+        OffsetAndEpoch id = new OffsetAndEpoch(1, 0);
+        long empty = frozenSize(id, List.of());
+        if (size == empty) return List.of();
+        for (int first = 0; first <= size; first++) {
+            long one = frozenSize(id, List.of("x".repeat(first)));
+            if (one == size) return List.of("x".repeat(first));
+            if (one > size) { // a varint grew past the size: two shorter records may hit it
+                for (int a = Math.max(0, first - 4); a <= first; a++) {
+                    for (int b = 0; b < 4; b++) {
+                        List<String> two = List.of("x".repeat(a), "y".repeat(b));
+                        if (frozenSize(id, two) == size) return two;
+                    }
+                }
+                break;
+            }
+        }
+        throw new HarnessError("raft: a snapshot of " + size + " bytes cannot be written (an empty one holds " + empty
+            + " bytes, one with a record at least " + frozenSize(id, List.of("")) + ")");
+    }
+
+    private static long frozenSize(OffsetAndEpoch id, List<String> records) {
+        return write(id, records).remaining();
+    }
+
+    /** A snapshot of {@code records} as a kraft.version-0 client writes it (header, data batch, footer). */
+    private static ByteBuffer write(OffsetAndEpoch id, List<String> records) {
+        AtomicReference<ByteBuffer> frozen = new AtomicReference<>();
+        try (SnapshotWriter<String> writer = snapshotWriter(new MockRawSnapshotWriter(id, frozen::set))) {
+            if (!records.isEmpty()) writer.append(records);
+            writer.freeze();
+        }
+        return frozen.get();
+    }
+
+    static SnapshotWriter<String> snapshotWriter(org.apache.kafka.snapshot.RawSnapshotWriter raw) {
+        return new RecordsSnapshotWriter.Builder()
+            .setLastContainedLogTimestamp(0)
+            .setTime(new MockTime(0, 0, 0))
+            .setMaxBatchSizeBytes(SNAPSHOT_BATCH_BYTES)
+            .setMemoryPool(MemoryPool.NONE)
+            .setRawSnapshotWriter(raw)
+            .setKraftVersion(KRaftVersion.KRAFT_VERSION_0)
+            .setVoterSet(Optional.empty())
+            .build(SERDE);
+    }
+
+    /** The bytes of a valid snapshot with id {@code id} and exactly {@code size} bytes (records from {@link #fillerFor}). */
+    static ByteBuffer snapshotBytes(OffsetAndEpoch id, long size) {
+        ByteBuffer bytes = write(id, fillerFor(size));
+        ByteBuffer copy = ByteBuffer.allocate(bytes.remaining());
+        copy.put(bytes.duplicate()).flip();
+        return copy;
+    }
+
     BeginQuorumEpochRequestData beginQuorumEpochRequest(JsonNode m, String path) {
         TopicPartition tp = topicPartition(m);
         BeginQuorumEpochRequestData.LeaderEndpointCollection endpoints =
@@ -427,6 +568,8 @@ final class KraftspecRaftMessages {
     FetchResponseData fetchResponse(JsonNode m, long baseOffset, long timestamp, String path) {
         int leader = intField(m, "leader_id", -1);
         JsonNode diverging = m.get("diverging_epoch");
+        JsonNode snapshotId = m.get("snapshot_id");
+        long recordsOffset = longField(m, "records_offset", baseOffset);
         FetchResponseData.PartitionData partition = new FetchResponseData.PartitionData()
             .setPartitionIndex(METADATA_PARTITION.partition())
             .setErrorCode(error(m.get("partition_error"), path + ".partition_error").code())
@@ -435,10 +578,13 @@ final class KraftspecRaftMessages {
             .setDivergingEpoch(new FetchResponseData.EpochEndOffset()
                 .setEpoch(diverging == null || diverging.isNull() ? -1 : diverging.get(0).asInt())
                 .setEndOffset(diverging == null || diverging.isNull() ? -1 : diverging.get(1).asLong()))
+            .setSnapshotId(new FetchResponseData.SnapshotId()
+                .setEndOffset(snapshotId == null || snapshotId.isNull() ? -1 : snapshotId.get(0).asLong())
+                .setEpoch(snapshotId == null || snapshotId.isNull() ? -1 : snapshotId.get(1).asInt()))
             .setCurrentLeader(new FetchResponseData.LeaderIdAndEpoch()
                 .setLeaderId(leader)
                 .setLeaderEpoch(intField(m, "leader_epoch", -1)))
-            .setRecords(entriesAsRecords(m.get("records"), baseOffset, timestamp, path + ".records"));
+            .setRecords(entriesAsRecords(m.get("records"), recordsOffset, timestamp, path + ".records"));
         FetchResponseData response = new FetchResponseData()
             .setErrorCode(error(m.get("error"), path + ".error").code())
             .setResponses(List.of(new FetchResponseData.FetchableTopicResponse()
@@ -533,6 +679,18 @@ final class KraftspecRaftMessages {
             send.set("cluster_id", cluster(r.clusterId()));
             send.put("topic_id", topic.topicId().toString());
             send.set("topic_partition", topicPartitionJson(topic.topic(), p.partition()));
+        } else if (data instanceof FetchSnapshotRequestData r) {
+            FetchSnapshotRequestData.PartitionSnapshot p = r.topics().get(0).partitions().get(0);
+            send.put("type", "FetchSnapshotRequest");
+            send.put("replica_id", r.replicaId());
+            send.put("current_leader_epoch", p.currentLeaderEpoch());
+            ArrayNode id = send.putArray("snapshot_id");
+            id.add(p.snapshotId().endOffset());
+            id.add(p.snapshotId().epoch());
+            send.put("position", p.position());
+            send.put("max_bytes", r.maxBytes());
+            send.set("replica_directory_id", directory(p.replicaDirectoryId()));
+            send.set("cluster_id", cluster(r.clusterId()));
         } else if (data instanceof BeginQuorumEpochRequestData r) {
             BeginQuorumEpochRequestData.TopicData topic = r.topics().get(0);
             BeginQuorumEpochRequestData.PartitionData p = topic.partitions().get(0);
@@ -625,7 +783,32 @@ final class KraftspecRaftMessages {
             ArrayNode diverging = send.putArray("diverging_epoch");
             diverging.add(p.divergingEpoch().epoch());
             diverging.add(p.divergingEpoch().endOffset());
+            if (p.snapshotId().epoch() != -1 || p.snapshotId().endOffset() != -1) { // stated only when asked for
+                ArrayNode snapshot = send.putArray("snapshot_id");
+                snapshot.add(p.snapshotId().endOffset());
+                snapshot.add(p.snapshotId().epoch());
+            }
             send.set("records", recordsJson(p.records()));
+            send.put("correlation_id", correlationId);
+        } else if (data instanceof FetchSnapshotResponseData r) {
+            send.put("type", "FetchSnapshotResponse");
+            send.put("source", localId);
+            send.put("error", errorName(r.errorCode()));
+            FetchSnapshotResponseData.PartitionSnapshot p = r.topics().isEmpty()
+                ? new FetchSnapshotResponseData.PartitionSnapshot() : r.topics().get(0).partitions().get(0);
+            send.put("partition_error", errorName(p.errorCode()));
+            send.put("leader_epoch", p.currentLeader().leaderEpoch());
+            send.put("leader_id", p.currentLeader().leaderId());
+            ArrayNode endpoints = send.putArray("leader_endpoints");
+            for (FetchSnapshotResponseData.NodeEndpoint n : r.nodeEndpoints()) {
+                if (n.nodeId() == p.currentLeader().leaderId()) endpoints.add(endpoint(listener.value(), n.host(), n.port()));
+            }
+            ArrayNode id = send.putArray("snapshot_id");
+            id.add(p.snapshotId().endOffset());
+            id.add(p.snapshotId().epoch());
+            send.put("size", p.size());
+            send.put("position", p.position());
+            send.put("chunk", p.unalignedRecords() == null ? 0 : p.unalignedRecords().sizeInBytes());
             send.put("correlation_id", correlationId);
         } else if (data instanceof BeginQuorumEpochResponseData r) {
             send.put("type", "QuorumEpochResponse");

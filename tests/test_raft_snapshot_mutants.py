@@ -1,0 +1,82 @@
+"""Each deliberately wrong snapshot rule is caught by every layer its mutant names (models/raft_snapshot_mutants.py).
+
+Layers: ``scenario`` (the transcribed ``KafkaRaftClientSnapshotTest`` checks of ``test_raft_snapshot_scenarios.py``
+re-run as functions: at least one fails), ``replay`` (simulated traces with snapshots recorded under the mutant: the
+reference flags one at the step the mutant shows), ``crosshair`` (a contract of ``kraftspec.proofs.raft`` is
+refuted) and ``kafka`` (that trace run on Kafka 4.3.1's own
+``KafkaRaftClient``: with the mutant applied, the reference no longer replays Kafka's outputs).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+import test_raft_snapshot_scenarios
+from kraftspec.harness import conform
+from kraftspec.harness.jvm import DEFAULT_VERSION, shared
+from kraftspec.models.raft_snapshot_mutants import MUTANTS
+from kraftspec.traces.recording.raft_simulate import simulate_one
+from kraftspec.traces.replay.verdict import replay
+from mutant_layers import crosshair_refutations, scenario_failures
+
+LAYERS = ("scenario", "replay", "crosshair", "kafka")  # the cheapest first
+CASES = [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
+                      marks=() if layer == min(mutant.caught_by, key=LAYERS.index) else pytest.mark.exhaustive)
+         for mutant in MUTANTS for layer in mutant.caught_by]
+"""As ``mutant_layers.mutant_cases``: each mutant's cheapest layer by default, the others under ``-m exhaustive``."""
+SEED, STEPS = 1, 100
+SHOWN = {"raft_snapshot_fetch_below_log_start": (12, 97, "kraftspec.reference.raft._handle_fetch_request")}
+"""Each mutant's simulated trace (index of seed 1, 100 steps, ``--snapshots``), the step it shows at and its rule."""
+
+
+def replay_miss(name: str) -> Optional[str]:
+    """What the replay of the mutant's recorded trace reports (None: the reference finds nothing)."""
+    index, _, _ = SHOWN[name]
+    divergence = replay(simulate_one(SEED, index, STEPS, snapshots=True)).divergence
+    return None if divergence is None else f"step {divergence.step}: {divergence.rule}"
+
+
+def layer_result(layer: str, name: str) -> Optional[str]:
+    """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
+    if layer == "scenario":
+        failed = scenario_failures(test_raft_snapshot_scenarios)
+        return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
+    if layer == "replay":
+        return replay_miss(name)
+    if layer == "crosshair":
+        refuted = crosshair_refutations("raft")
+        return refuted[0] if refuted else None
+    if layer == "kafka":
+        result = conform.conform_trace(simulate_one(SEED, SHOWN[name][0], STEPS, snapshots=True),
+                                       shared(DEFAULT_VERSION))
+        return None if result.outcome == "agree" else f"{result.outcome}: {result.kafka.divergence}"
+    raise ValueError(f"unknown layer {layer!r}")
+
+
+def test_mutant_names_are_unique_and_layers_known() -> None:
+    assert len({m.name for m in MUTANTS}) == len(MUTANTS) and set(SHOWN) == {m.name for m in MUTANTS}
+    for mutant in MUTANTS:
+        assert len(mutant.caught_by) >= 2 and set(mutant.caught_by) <= set(LAYERS), mutant.name
+
+
+def test_the_correct_rules_pass_the_scenarios_and_replay() -> None:
+    assert layer_result("scenario", "") is None
+    for name in SHOWN:
+        assert replay_miss(name) is None, name
+
+
+@pytest.mark.parametrize("mutant,layer", CASES)
+def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
+    if layer == "replay":  # recorded under the mutant, replayed by the correct reference
+        index, step, rule = SHOWN[mutant.name]
+        trace = simulate_one(SEED, index, STEPS, mutant.applied(), snapshots=True)
+        divergence = replay(trace).divergence
+        assert divergence is not None, f"trace {index} of seed {SEED} does not show {mutant.name}"
+        assert (divergence.step, divergence.rule) == (step, rule)
+        return
+    with mutant.applied():
+        caught = layer_result(layer, mutant.name)
+    assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
+    print(f"{mutant.name}: caught by {layer}: {caught}")

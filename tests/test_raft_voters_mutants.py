@@ -1,0 +1,89 @@
+"""Each deliberately wrong dynamic-voter rule is caught by every layer its mutant names (models/raft_voters_mutants.py).
+
+Layers: ``scenario`` (the transcribed ``VoterSetTest``, ``VoterSetHistoryTest`` and reconfig checks of
+``test_raft_voters_scenarios.py`` re-run as functions: at least one fails), ``audit`` (the audit of the crafted
+kraft.version 1 logs of ``test_metalog_voters.py``: a planted break goes unreported or the clean log is flagged),
+``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` differs from TLC's) and ``kafka`` (the seeded
+comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one disagrees).
+"""
+
+from __future__ import annotations
+
+import inspect
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+import test_kafka_voters
+import test_metalog_voters
+import test_raft_voters_scenarios
+from kraftspec.models.raft_voters_mutants import MUTANTS
+from kraftspec.traces.metalog.audit import audit_paths
+from mutant_layers import agreement_difference, scenario_failures
+
+LAYERS = ("scenario", "audit", "agree", "kafka")  # the cheapest first
+CASES = [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
+                      marks=() if layer == min(mutant.caught_by, key=LAYERS.index) else pytest.mark.exhaustive)
+         for mutant in MUTANTS for layer in mutant.caught_by]
+"""As ``mutant_layers.mutant_cases``: each mutant's cheapest layer by default, the others under ``-m exhaustive``."""
+
+
+def audit_misses() -> Optional[str]:
+    """What the audit gets wrong on the crafted logs (None: every break reported at its step, the clean log clean)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clean, _ = test_metalog_voters.audited(Path(tmp) / "clean")
+        if not clean.ok:
+            return f"the clean log is flagged: {clean.violations[0]}"
+        for index, (name, edits, rule, where) in enumerate(test_metalog_voters.VOTER_BREAKS):
+            report, at = test_metalog_voters.audited(Path(tmp) / str(index), edits)
+            if (rule, at[where]) not in {(v.rule, v.offset) for v in report.violations}:
+                return f"{name}: no {rule} at offset {at[where]}"
+    return None
+
+
+def kafka_disagreement() -> Optional[str]:
+    """The first seeded comparison with Kafka's classes that fails (None: the reference agrees throughout)."""
+    for test in (test_kafka_voters.test_voter_set_operations_agree_with_kafka,
+                 test_kafka_voters.test_voter_set_history_agrees_with_kafka):
+        for seed in test_kafka_voters.SEEDS:
+            try:
+                test(seed)
+            except AssertionError as exc:
+                return str(exc).splitlines()[0]
+    return None
+
+
+def layer_result(layer: str) -> Optional[str]:
+    """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
+    if layer == "scenario":
+        failed = scenario_failures(test_raft_voters_scenarios)
+        return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
+    if layer == "audit":
+        return audit_misses()
+    if layer == "agree":
+        return agreement_difference("voters")
+    if layer == "kafka":
+        return kafka_disagreement()
+    raise ValueError(f"unknown layer {layer!r}")
+
+
+def test_mutant_names_are_unique_and_layers_known() -> None:
+    assert len({m.name for m in MUTANTS}) == len(MUTANTS)
+    for mutant in MUTANTS:
+        assert len(mutant.caught_by) >= 2 and set(mutant.caught_by) <= set(LAYERS), mutant.name
+    assert "tmp_path" not in inspect.signature(test_kafka_voters.test_voter_set_history_agrees_with_kafka).parameters
+
+
+@pytest.mark.parametrize("layer", ("scenario", "audit", "agree"))
+def test_the_correct_rules_pass_every_layer(layer: str) -> None:
+    assert layer_result(layer) is None, layer
+
+
+@pytest.mark.parametrize("mutant,layer", CASES)
+def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
+    with mutant.applied():
+        caught = layer_result(layer)
+    assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
+    print(f"{mutant.name}: caught by {layer}: {caught}")
