@@ -60,7 +60,7 @@ MUTANTS: list[Mutant] = [
     Mutant("voters_truncation_keeps_end_offset", "voters",
            "a log truncated to offset e keeps the voter set written at e, which the truncation removed",
            "kraftspec.reference.raft_voter_history:truncate_new_entries", _truncation_keeps_the_end_offset,
-           ("scenario", "agree")),
+           ("scenario", "agree", "kafka")),
     Mutant("voters_committed_at_own_offset", "voters",
            "completes a voter change when the high watermark reaches its VotersRecord's offset, before it commits",
            "kraftspec.reference.raft_reconfig:voter_change_committed", _committed_at_its_own_offset,

@@ -163,7 +163,13 @@ def test_voter_set_history_agrees_with_kafka(seed: int) -> None:
     for index in range(HISTORY_STEPS):
         op = rng.choice(("add_at", "add_at", "add_at", "value_at_or_before", "value_at_or_before", "last_value",
                          "last_voter_set_offset", "truncate_new_entries", "truncate_old_entries", "clear"))
-        offset = last_offset + rng.randint(1, 30) if op == "add_at" and rng.random() < 0.8 else rng.randint(-3, 120)
+        held = [at for at, _ in state.voter_set_history.entries]
+        if op == "add_at" and rng.random() < 0.8:
+            offset = last_offset + rng.randint(1, 30)
+        elif op.startswith("truncate") and held and rng.random() < 0.5:  # at an entry's own offset, the edge case
+            offset = rng.choice(held)
+        else:
+            offset = rng.randint(-3, 120)
         voters = nearby(rng, random_set(rng))
         answer = process.step({"action": "history", "op": op, "offset": offset, "voters": set_json(voters)})
         state, expected, refused = reference_history_step(state, op, offset, voters)
