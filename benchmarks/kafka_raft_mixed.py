@@ -6,10 +6,11 @@ For each of ``--kafka-nodes`` (default 1 and 2), runs seeds ``--seeds FIRST END`
 quorum's safety properties after every rule and judges every node's view with the reference. Prints per setting:
 runs, safety violations, refusals, disagreements (node views that do not replay), steps run on Kafka, Kafka steps
 per second (JVM round trips included) and the hard paths reached. ``--faults``: the network also fails requests and
-nodes shut down gracefully (then the failed answers and finished shutdowns are counted too). Exit code 1 on any
-violation or disagreement.
+nodes shut down gracefully (then the failed answers and finished shutdowns are counted too). ``--snapshots``: nodes
+also snapshot their committed logs, clean them and fetch snapshots (KIP-630; the snapshot paths reached are counted
+too). Exit code 1 on any violation or disagreement.
 
-    python benchmarks/kafka_raft_mixed.py --seeds 0 1000 --kafka-nodes 1 2 [--faults]
+    python benchmarks/kafka_raft_mixed.py --seeds 0 1000 --kafka-nodes 1 2 [--faults] [--snapshots]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kafka-nodes", nargs="+", type=int, default=(1, 2))
     parser.add_argument("--rules", type=int, default=150, help="rules per run (default 150)")
     parser.add_argument("--faults", action="store_true", help="failed requests and graceful shutdowns too")
+    parser.add_argument("--snapshots", action="store_true", help="snapshots created, cleaned and fetched too")
     args = parser.parse_args(argv)
     processes = [KafkaProcess(args.kafka) for _ in range(max(args.kafka_nodes))]
     failed = False
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             paths = raft_mixed.HardPaths()
             started, steps, violations, disagreements, shown = time.perf_counter(), 0, 0, 0, 0
             for seed in range(*args.seeds):
-                result = raft_mixed.run(seed, count, processes, args.rules, args.faults)
+                result = raft_mixed.run(seed, count, processes, args.rules, args.faults, args.snapshots)
                 steps += result.kafka_steps
                 paths.add(result.paths)
                 violations += result.failure is not None
@@ -61,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.faults:
                 print(f"  failed answers: {dict(sorted(paths.failed_requests.items()))}; finished shutdowns: "
                       f"{dict(sorted(paths.shutdowns.items()))}", flush=True)
+            if args.snapshots:
+                print(f"  snapshot paths: {dict(sorted(paths.snapshots.items()))}", flush=True)
     finally:
         for process in processes:
             process.close()

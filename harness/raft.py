@@ -33,7 +33,8 @@ from kraftspec.traces.format import raft as raft_trace
 CHOICES = ("order", "message.correlation_id")
 """The input fields a step may state Kafka's choices in: the order of one round of requests, and the correlation id
 of a response (the one Kafka gave the request it answers: :func:`kafka_inputs`)."""
-RESPONSE_ACTIONS = ("vote_response", "fetch_response", "quorum_epoch_response", "fetch_snapshot_response")
+RESPONSE_ACTIONS = ("vote_response", "fetch_response", "quorum_epoch_response", "fetch_snapshot_response",
+                    "update_raft_voter_response")
 NO_REQUEST = -1
 """The correlation id of a response that answers none of Kafka's requests (Kafka's ids count from 1)."""
 LEADER_STATE = {"local_id": 1, "quorum_state": {"epoch": 1, "voted_key": {"id": 1}}}

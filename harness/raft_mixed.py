@@ -2,8 +2,8 @@
 
 The quorum, network and rules are ``kraftspec.traces.recording.raft_simulate``'s (voters 1-3, observer 4, the model's
 timeouts; timer polls, delivery in any order, loss, duplication, client appends to the newest leader, resignation
-by a leader, crashes that lose unflushed records; UpdateRaftVoter requests are lost, as the reference does not model
-the leader's answer). Each node is either the reference (``raft.step``) or a harness session of Kafka's client
+by a leader, crashes that lose unflushed records; UpdateRaftVoter and its answer travel as the other messages do).
+Each node is either the reference (``raft.step``) or a harness session of Kafka's client
 (one ``KafkaProcess`` per Kafka-backed node). Messages travel between them in the trace vocabulary (a send
 ``{"destination", "type", ...}`` becomes the receiver's input of that message), so a Kafka node and a reference
 node talk to each other as two implementations would. With ``faults`` the run also draws ``raft_simulate``'s fault
@@ -33,7 +33,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from kraftspec.harness import raft as hooks
 from kraftspec.harness.jvm import KafkaProcess
-from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
+from kraftspec.models.raft import CONFIG, DIRECTORY_IDS, MAX_IN_FLIGHT, NODES, VOTERS
 from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, trace_from_json
 from kraftspec.traces.recording.raft_simulate import (
@@ -50,6 +50,7 @@ from kraftspec.reference.raft_messages import (
     EndQuorumEpochRequest,
     FetchRequest,
     FetchSnapshotRequest,
+    UpdateRaftVoterRequest,
     VoteRequest,
 )
 from kraftspec.traces.format.raft import RAFT, decode_message, explicit_state
@@ -59,13 +60,14 @@ from kraftspec.traces.format.values import to_json
 ACTION_OF_TYPE = {"VoteRequest": "vote_request", "VoteResponse": "vote_response", "FetchRequest": "fetch_request",
                   "FetchResponse": "fetch_response", "BeginQuorumEpochRequest": "begin_quorum_epoch_request",
                   "EndQuorumEpochRequest": "end_quorum_epoch_request", "QuorumEpochResponse": "quorum_epoch_response",
-                  "FetchSnapshotRequest": "fetch_snapshot_request", "FetchSnapshotResponse": "fetch_snapshot_response"}
-"""The input a node receives for each message type on the network (others: UpdateRaftVoter is lost, DescribeQuorum
-answers go to clients)."""
+                  "FetchSnapshotRequest": "fetch_snapshot_request", "FetchSnapshotResponse": "fetch_snapshot_response",
+                  "UpdateRaftVoterRequest": "update_raft_voter_request",
+                  "UpdateRaftVoterResponse": "update_raft_voter_response"}
+"""The input a node receives for each message type on the network (others: DescribeQuorum answers go to clients)."""
 _TYPE_OF_ACTION = {action: kind for kind, action in ACTION_OF_TYPE.items()}
 MAJORITY = len(VOTERS) // 2 + 1
 FAILABLE = {cls.__name__: cls for cls in (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest,
-                                          FetchSnapshotRequest)}
+                                          FetchSnapshotRequest, UpdateRaftVoterRequest)}
 """The requests the network may fail, by their type on the network."""
 STOPPED = ("completed", "timed_out")
 """A node's ``shutdown`` once it has finished: it takes no input until it restarts."""
@@ -174,7 +176,8 @@ class MixedQuorum:
         else:
             del config["fetch_snapshot_max_bytes"]
         self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": config,
-                             "jitter": self.rng.randrange(CONFIG.election_timeout_ms)} for n in NODES}
+                             "jitter": self.rng.randrange(CONFIG.election_timeout_ms),
+                             "directory_id": DIRECTORY_IDS[n]} for n in NODES}
         backing = dict(zip(self.kafka_nodes, self.processes))
         self.nodes = {n: KafkaNode(backing[n], self.explicit[n]) if n in backing else ReferenceNode(self.explicit[n])
                       for n in NODES}
@@ -203,15 +206,18 @@ class MixedQuorum:
         """Whether node ``n``'s graceful shutdown has finished."""
         return self.posts[n].get("shutdown") in STOPPED
 
-    def input(self, n: int, obj: dict[str, Any]) -> None:
-        """Node ``n`` takes one input; its sends go on the network, its post-state is checked. A stopped node takes
-        none but a restart: a request to it fails."""
+    def input(self, n: int, obj: dict[str, Any], timed: bool = True) -> None:
+        """Node ``n`` takes one input (``timed``: with the time, jitter and bootstrap index drawn now); its sends go on
+        the network, its post-state is checked. A stopped node takes none but a restart: a request to it fails, and
+        nothing is drawn for it (``raft_simulate``'s ``deliver``: both runs draw in the same order)."""
         before = self.posts[n]
         if self.stopped(n) and obj["action"] != "restart":
             if obj["action"].endswith("_request"):
                 self.in_flight.append(failed({"destination": n, "type": _TYPE_OF_ACTION[obj["action"]],
                                               **obj["message"]}))
             return
+        if timed:
+            obj = {**obj, **self._timed()}
         if obj.get("message", {}).get("error") == "BROKER_NOT_AVAILABLE":
             self.paths.failed_requests[f"{self._kind(n)}:{obj['action']}"] += 1
         step, post = self.nodes[n].step(obj)
@@ -231,11 +237,11 @@ class MixedQuorum:
 
     def deliver(self, send: Mapping[str, Any]) -> None:
         message = {k: v for k, v in send.items() if k not in ("destination", "type")}
-        self.input(send["destination"], {"action": ACTION_OF_TYPE[send["type"]], "message": message, **self._timed()})
+        self.input(send["destination"], {"action": ACTION_OF_TYPE[send["type"]], "message": message})
 
     def tick(self, n: int, elapsed: int) -> None:
         self.now += elapsed
-        self.input(n, {"action": "tick", **self._timed()})
+        self.input(n, {"action": "tick"})
 
     def deliver_all(self) -> None:
         batch, self.in_flight = self.in_flight, []
@@ -245,7 +251,8 @@ class MixedQuorum:
     def crash(self, n: int) -> None:
         role = self.posts[n]["role"]
         self.paths.restarts[f"{'kafka' if self.nodes[n].kafka else 'reference'}:{role}"] += 1
-        self.input(n, {"action": "restart", "now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms)})
+        self.input(n, {"action": "restart", "now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms)},
+                   timed=False)
         self.in_flight = [s for s in self.in_flight if s["destination"] != n]
         self.highest_hw.pop(n, None)
 
@@ -257,7 +264,7 @@ class MixedQuorum:
             return
         size = self.rng.choice(SNAPSHOT_SIZES)
         self.input(n, {"action": "create_snapshot", "end_offset": hw, "epoch": post["log"][hw - 1 - start]["epoch"],
-                       "size": size, **self._timed()})
+                       "size": size})
 
     def clean(self, n: int) -> None:
         """``raft_simulate``'s ``clean``: node ``n``'s cleaner advances its log start to its latest snapshot."""
@@ -266,8 +273,7 @@ class MixedQuorum:
         if (self.stopped(n) or latest is None or latest[0] <= post["log_start_offset"]
                 or latest[0] > max(post["high_watermark"], 0)):
             return
-        self.input(n, {"action": "delete_before_snapshot", "end_offset": latest[0], "epoch": latest[1],
-                       **self._timed()})
+        self.input(n, {"action": "delete_before_snapshot", "end_offset": latest[0], "epoch": latest[1]})
 
     def rule(self) -> None:
         """One rule of ``raft_simulate``'s mix, drawn from this run's seeded generator."""
@@ -288,16 +294,15 @@ class MixedQuorum:
             if leaders:
                 self.next_value += 1
                 newest = max(leaders, key=lambda n: self.posts[n]["epoch"])
-                self.input(newest, {"action": "append", "records": [f"r{self.next_value}"], **self._timed()})
+                self.input(newest, {"action": "append", "records": [f"r{self.next_value}"]})
         elif kind == "resign":
             n = rng.choice(sorted(VOTERS))
             if self.posts[n]["leader_id"] == n and not self.stopped(n):
-                self.input(n, {"action": "resign", "epoch": self.posts[n]["epoch"], **self._timed()})
+                self.input(n, {"action": "resign", "epoch": self.posts[n]["epoch"]})
         elif kind == "crash":
             self.crash(rng.choice(NODES))
         elif kind == "shutdown":
-            self.input(rng.choice(NODES), {"action": "shutdown", "timeout_ms": rng.choice(SHUTDOWN_TIMEOUTS_MS),
-                                           **self._timed()})
+            self.input(rng.choice(NODES), {"action": "shutdown", "timeout_ms": rng.choice(SHUTDOWN_TIMEOUTS_MS)})
         elif kind == "revive":
             stopped = [n for n in NODES if self.stopped(n)]
             if stopped:
@@ -379,7 +384,7 @@ class MixedQuorum:
             elif send["type"] == "FetchSnapshotResponse" and send.get("chunk", 0) > 0:
                 self.paths.snapshots[f"{kind}:chunk served"] += 1
         if obj["action"] == "fetch_snapshot_response" and after["log_start_offset"] > before["log_start_offset"]:
-            self.paths.snapshots[f"{kind}:snapshot loaded"] += 1
+            self.paths.snapshots[f"{kind}:snapshot loaded by {'a voter' if n in VOTERS else 'the observer'}"] += 1
         if obj["action"] == "restart" and after["log_start_offset"] > 0:
             self.paths.snapshots[f"{kind}:restart from a snapshot"] += 1
 

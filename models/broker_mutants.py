@@ -1,7 +1,8 @@
 """Deliberately wrong variants of the broker-lifecycle rules, and the layers expected to catch each.
 
 Layers: ``scenario`` (tests/test_broker_scenarios.py, tests/test_feature_scenarios.py), ``model`` (models/broker.py),
-``crosshair`` (proofs/broker.py), ``agree`` (spec/BrokerLifecycle.tla via ``kraftspec agree broker``).
+``crosshair`` (proofs/broker.py), ``agree`` (spec/BrokerLifecycle.tla via ``kraftspec agree broker``; a
+``feature_control`` mutant: spec/FeatureLevels.tla via ``kraftspec agree features``).
 ``tests/test_broker_mutants.py`` applies each one and checks that every named layer fails.
 """
 
@@ -113,5 +114,5 @@ MUTANTS: list[Mutant] = [
     Mutant("feature-update-ignores-broker-ranges", "broker",
            "UpdateFeatures checks only the local controller's supported range, not the registered brokers'",
            "kraftspec.reference.feature_control:reason_not_supported", reason_not_supported_locally_only,
-           ("scenario", "model")),  # and Kafka: tests/test_kafka_broker.py probes every broker mutant
+           ("scenario", "model", "agree")),  # agree: spec/FeatureLevels.tla; and Kafka: tests/test_kafka_broker.py
 ]

@@ -4,7 +4,10 @@ Hypothesis drives the rules (timer polls, message delivery in any order, loss, d
 appends, crashes that lose unflushed records) and checks after every step that the reference keeps
 Raft's safety properties. Any exception the reference raises (a fatal Kafka condition or an illegal
 transition) is a failure too. :func:`run_model` runs it with a fixed seed and prints the seed; Hypothesis
-prints the shortest failing sequence of rules.
+prints the shortest failing sequence of rules. :class:`RaftSnapshotModel` adds snapshots (KIP-630): nodes freeze
+snapshots of their committed logs and delete the log before them, so that lagging followers and observers that lost
+their log catch up through FetchSnapshot; every invariant reads a node's log from offset 0, what lies before its
+log start being the records of the snapshot it starts at (:meth:`RaftQuorumModel.held`).
 """
 
 from __future__ import annotations
@@ -18,18 +21,38 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from kraftspec.models.determinism import without_local_constants
 from kraftspec.reference import raft, raft_state
-from kraftspec.reference.frozen import FrozenMap
-from kraftspec.reference.raft_messages import Append, Resign, Send, Tick, UpdateRaftVoterRequest
+from kraftspec.reference.frozen import FrozenMap, evolve
+from kraftspec.reference.raft_log import LogEntry
+from kraftspec.reference.raft_messages import (
+    Append,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
+    Resign,
+    Send,
+    Tick,
+)
 from kraftspec.reference.raft_state import Follower, Leader, QuorumConfig, Unattached
 
 VOTERS = frozenset({1, 2, 3})
 OBSERVER = 4
 NODES = (1, 2, 3, OBSERVER)
 ENDPOINTS = FrozenMap({v: (f"CONTROLLER://controller{v}:9093",) for v in VOTERS})
+DIRECTORY_IDS = FrozenMap({1: "a3JhZnRzcGVjLW5vZGUtMQ", 2: "a3JhZnRzcGVjLW5vZGUtMg", 3: "a3JhZnRzcGVjLW5vZGUtMw",
+                           4: "a3JhZnRzcGVjLW5vZGUtNA"})
+"""Each node's directory id (the base64 UUID of ``kraftspec-node-N``): a Kafka 4.x node always has one, and a leader
+answers an UpdateRaftVoter request without one INVALID_REQUEST, which its sender takes as fatal (§3.15)."""
 CONFIG = QuorumConfig(election_timeout_ms=1000, fetch_timeout_ms=2000, election_backoff_max_ms=100,
                       request_timeout_ms=1000, fetch_max_wait_ms=500, fetch_max_records=3)
 MAX_IN_FLIGHT = 40
 MAJORITY = len(VOTERS) // 2 + 1
+SNAPSHOT_CONFIG = evolve(CONFIG, fetch_snapshot_max_bytes=100)
+""":class:`RaftSnapshotModel`'s configuration: FetchSnapshot answers carry at most 100 bytes, so snapshots come in
+chunks."""
+SNAPSHOT_SIZES = (250, 300, 450)
+"""Snapshot sizes in bytes drawn by :class:`RaftSnapshotModel`: three or five chunks, the last short or full."""
+CATCH_UP_ROUNDS = 20
+"""Rounds of 300 ms in ``catch_up_quietly``: enough hops for a Fetch answered with a snapshot id, five chunks and a
+Fetch of the records after them, with a request timeout (1000 ms) on the way."""
 
 jitters = st.integers(min_value=0, max_value=CONFIG.election_timeout_ms - 1)
 bootstraps = st.integers(min_value=0, max_value=len(VOTERS) - 1)
@@ -37,15 +60,17 @@ bootstraps = st.integers(min_value=0, max_value=len(VOTERS) - 1)
 
 
 ENVIRONMENT_RULES = frozenset({
-    "append", "crash", "deliver", "deliver_all", "duplicate", "lose", "resign", "run_quietly", "tick", "tick_all"
+    "append", "catch_up_quietly", "crash", "deliver", "deliver_all", "duplicate", "lose", "resign", "run_isolated",
+    "run_quietly", "tick", "tick_all"
 })
 """Rules that move the environment, named for what happens rather than after a reference rule: the network (delivery,
 loss, duplication), the clock, crashes and the client inputs ``raft.step`` takes (Append, Resign)."""
 
 
-class RaftQuorumModel(RuleBasedStateMachine):
-    """Rules ``tick``, ``tick_all``, ``run_quietly``, ``deliver``, ``deliver_all``, ``duplicate``, ``lose``, ``append``, ``resign``,
-    ``crash``; invariants named after the property they protect."""
+class QuorumNetwork(RuleBasedStateMachine):
+    """The clock, the network and the client of a simulated quorum, which every Raft model shares: rules ``tick``,
+    ``tick_all``, ``run_quietly``, ``deliver``, ``deliver_all``, ``lose``, ``append`` over ``self.nodes``; a model
+    decides how its nodes start and what its network does with what they send (``_step``, ``_deliver``)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,26 +79,18 @@ class RaftQuorumModel(RuleBasedStateMachine):
         self.in_flight: list[Send] = []
         self.next_value = 0
         self.leaders: dict[int, int] = {}  # epoch -> the one leader seen in it
-        self.highest_hw: dict[int, int] = {}  # node -> highest HW since its last restart
-        self.committed: list[Any] = []  # the committed prefix (entries)
-        self.commit_epochs: list[int] = []  # the leader epoch in which each committed offset was first committed
-
-    @initialize(draws=st.lists(jitters, min_size=len(NODES), max_size=len(NODES)),
-                calm_rounds=st.sampled_from((0, 0, 8)))
-    def start(self, draws: list[int], calm_rounds: int) -> None:
-        """Every node starts fresh (empty log, no quorum-state file) with its own election jitter; some runs
-        begin with a calm period, which usually elects a first leader."""
-        note(f"model seed: {getattr(type(self), '_hypothesis_internal_use_seed', None)}")
-        self.nodes = {n: raft.new_node(n, VOTERS, ENDPOINTS, CONFIG, now=0, jitter=j) for n, j in zip(NODES, draws)}
-        for _ in range(calm_rounds):
-            self.tick_all(300, draws[0], draws[1] % len(VOTERS))
-            self.deliver_all(draws[0], draws[1] % len(VOTERS))
 
     def _step(self, node: int, message: Any, jitter: int, bootstrap: int) -> None:
         self.nodes[node], sends = raft.step(self.nodes[node], message, self.now, jitter, bootstrap)
-        self.in_flight.extend(s for s in sends if s.destination in self.nodes  # UpdateRaftVoter is lost: the
-                              and not isinstance(s.message, UpdateRaftVoterRequest))  # leader's answer is not modelled
+        self.in_flight.extend(s for s in sends if s.destination in self.nodes)
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
+
+    def _deliver(self, send: Send, jitter: int, bootstrap: int) -> None:
+        self._step(send.destination, send.message, jitter, bootstrap)
+
+    def _newest_leader(self) -> int | None:
+        leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
+        return max(leaders, key=lambda n: self.nodes[n].state.epoch) if leaders else None
 
     @rule(node=st.sampled_from(NODES), elapsed=st.sampled_from((0, 100, 600, 1500)), jitter=jitters,
           bootstrap=bootstraps)
@@ -102,20 +119,13 @@ class RaftQuorumModel(RuleBasedStateMachine):
         """Every message now in flight arrives, in order (what they cause stays in flight)."""
         batch, self.in_flight = self.in_flight, []
         for send in batch:
-            self._step(send.destination, send.message, jitter, bootstrap)
+            self._deliver(send, jitter, bootstrap)
 
     @precondition(lambda self: self.in_flight)
     @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT), jitter=jitters, bootstrap=bootstraps)
     def deliver(self, pick: int, jitter: int, bootstrap: int) -> None:
         """Any in-flight message arrives (reordering)."""
-        send = self.in_flight.pop(pick % len(self.in_flight))
-        self._step(send.destination, send.message, jitter, bootstrap)
-
-    @precondition(lambda self: self.in_flight)
-    @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT))
-    def duplicate(self, pick: int) -> None:
-        """A message is delivered twice."""
-        self.in_flight.append(self.in_flight[pick % len(self.in_flight)])
+        self._deliver(self.in_flight.pop(pick % len(self.in_flight)), jitter, bootstrap)
 
     @precondition(lambda self: self.in_flight)
     @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT))
@@ -126,11 +136,44 @@ class RaftQuorumModel(RuleBasedStateMachine):
     @rule(jitter=jitters, bootstrap=bootstraps)
     def append(self, jitter: int, bootstrap: int) -> None:
         """A client appends one unique record to the newest leader, if there is one."""
-        leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
-        if leaders:
-            newest = max(leaders, key=lambda n: self.nodes[n].state.epoch)
+        leader = self._newest_leader()
+        if leader is not None:
             self.next_value += 1
-            self._step(newest, Append(records=(f"r{self.next_value}",)), jitter, bootstrap)
+            self._step(leader, Append(records=(f"r{self.next_value}",)), jitter, bootstrap)
+
+
+class RaftQuorumModel(QuorumNetwork):
+    """Rules ``tick``, ``tick_all``, ``run_quietly``, ``deliver``, ``deliver_all``, ``lose``, ``append`` (the
+    :class:`QuorumNetwork`'s), ``duplicate``, ``resign``, ``crash``; invariants named after the property they
+    protect."""
+
+    config = CONFIG
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.highest_hw: dict[int, int] = {}  # node -> highest HW since its last restart
+        self.committed: list[Any] = []  # the committed prefix (entries)
+        self.commit_epochs: list[int] = []  # the leader epoch in which each committed offset was first committed
+        self.snapshot_records: dict[tuple[int, int], tuple[LogEntry, ...]] = {}  # snapshot id -> the records it holds
+
+    @initialize(draws=st.lists(jitters, min_size=len(NODES), max_size=len(NODES)),
+                calm_rounds=st.sampled_from((0, 0, 8)))
+    def start(self, draws: list[int], calm_rounds: int) -> None:
+        """Every node starts fresh (empty log, no quorum-state file) with its own election jitter; some runs
+        begin with a calm period, which usually elects a first leader."""
+        note(f"model seed: {getattr(type(self), '_hypothesis_internal_use_seed', None)}")
+        self.nodes = {n: raft.new_node(n, VOTERS, ENDPOINTS, self.config, now=0, jitter=j,
+                                       directory_id=DIRECTORY_IDS[n])
+                      for n, j in zip(NODES, draws)}
+        for _ in range(calm_rounds):
+            self.tick_all(300, draws[0], draws[1] % len(VOTERS))
+            self.deliver_all(draws[0], draws[1] % len(VOTERS))
+
+    @precondition(lambda self: self.in_flight)
+    @rule(pick=st.integers(min_value=0, max_value=MAX_IN_FLIGHT))
+    def duplicate(self, pick: int) -> None:
+        """A message is delivered twice."""
+        self.in_flight.append(self.in_flight[pick % len(self.in_flight)])
 
     @rule(node=st.sampled_from(sorted(VOTERS)), jitter=jitters, bootstrap=bootstraps)
     def resign(self, node: int, jitter: int, bootstrap: int) -> None:
@@ -148,6 +191,17 @@ class RaftQuorumModel(RuleBasedStateMachine):
     # ---------------------------------------------------------------------------------------------
     # Invariants
 
+    def held(self, node_id: int) -> tuple[LogEntry, ...]:
+        """Node ``node_id``'s records from offset 0 to its log end: those of the snapshot its log starts at (as the
+        snapshot's creator held them), then its log's entries."""
+        log = self.nodes[node_id].log
+        if log.start_offset == 0:
+            return log.entries
+        first = next((s for s in log.snapshots if s.end_offset == log.start_offset), None)
+        assert first is not None and first.id in self.snapshot_records, (
+            f"node {node_id}'s log starts at {log.start_offset}, where no snapshot it holds ends: {log.snapshots}")
+        return self.snapshot_records[first.id] + log.entries
+
     @invariant()
     def at_most_one_leader_per_epoch(self) -> None:
         for node_id, node in self.nodes.items():
@@ -162,7 +216,7 @@ class RaftQuorumModel(RuleBasedStateMachine):
 
     @invariant()
     def log_matching(self) -> None:
-        logs = [(n, node.log.entries) for n, node in self.nodes.items()]
+        logs = [(n, self.held(n)) for n in self.nodes]
         for i, (a, left) in enumerate(logs):
             for b, right in logs[i + 1:]:
                 for offset in range(min(len(left), len(right)) - 1, -1, -1):
@@ -181,8 +235,8 @@ class RaftQuorumModel(RuleBasedStateMachine):
             assert hw >= self.highest_hw.get(node_id, -1), (
                 f"node {node_id} HW went from {self.highest_hw[node_id]} down to {hw}")
             self.highest_hw[node_id] = hw
-            prefix = node.log.entries[:hw]
-            holders = [v for v in VOTERS if self.nodes[v].log.entries[:hw] == prefix]
+            prefix = self.held(node_id)[:hw]
+            holders = [v for v in VOTERS if self.held(v)[:hw] == prefix]
             assert len(holders) >= MAJORITY, f"node {node_id} HW {hw} is held only by voters {holders}"
             if isinstance(node.state, Leader):
                 self._commit(prefix, node.state.epoch)
@@ -198,9 +252,10 @@ class RaftQuorumModel(RuleBasedStateMachine):
     def leader_completeness(self) -> None:
         for node_id, node in self.nodes.items():
             if isinstance(node.state, Leader):
+                held = self.held(node_id)
                 for offset, (entry, epoch) in enumerate(zip(self.committed, self.commit_epochs)):
                     if epoch < node.state.epoch:
-                        assert offset < node.log.end_offset and node.log.entries[offset] == entry, (
+                        assert offset < node.log.end_offset and held[offset] == entry, (
                             f"leader {node_id} of epoch {node.state.epoch} lacks committed offset {offset}")
 
     @invariant()
@@ -211,8 +266,8 @@ class RaftQuorumModel(RuleBasedStateMachine):
             view = node.listener
             if view is None:
                 continue
-            handed = node.log.entries[:view.committed_end]
-            holders = [v for v in VOTERS if self.nodes[v].log.entries[:view.committed_end] == handed]
+            handed = self.held(node_id)[:view.committed_end]
+            holders = [v for v in VOTERS if self.held(v)[:view.committed_end] == handed]
             assert len(holders) >= MAJORITY, f"node {node_id}'s listener has {view.committed_end} records held " \
                                              f"only by voters {holders}"
             state = node.state
@@ -223,17 +278,145 @@ class RaftQuorumModel(RuleBasedStateMachine):
 
     @invariant()
     def committed_records_never_lost(self) -> None:
+        held = {v: self.held(v) for v in VOTERS}  # a snapshot survives a crash: what lies before a log start is durable
         for offset, entry in enumerate(self.committed):
-            durable = [v for v in VOTERS if offset < self.nodes[v].log.flushed_end_offset
-                       and self.nodes[v].log.entries[offset] == entry]
+            durable = [v for v in VOTERS if offset < max(self.nodes[v].log.flushed_end_offset,
+                                                         self.nodes[v].log.start_offset)
+                       and held[v][offset] == entry]
             assert len(durable) >= MAJORITY, f"committed offset {offset} is durable only on voters {durable}"
 
 
-def run_model(model_seed: int, max_examples: int = 40, steps: int = 60, shrink: bool = True) -> None:
+class RaftSnapshotModel(RaftQuorumModel):
+    """The quorum with snapshots (KIP-630, rules §3.16): rules ``freeze_snapshot``, ``delete_before_snapshot``,
+    ``freeze_snapshot_on_every_node``, ``run_isolated`` (a node falls behind) and ``catch_up_quietly`` besides the
+    quorum's; FetchSnapshot in chunks (:data:`SNAPSHOT_CONFIG`) travels with the other messages. The model keeps what
+    each snapshot id holds, as its creator held it."""
+
+    config = SNAPSHOT_CONFIG
+
+    def _freeze(self, node_id: int, back: int, size: int, jitter: int, bootstrap: int) -> None:
+        """The state machine of ``node_id`` snapshots ``back`` records below its high watermark, in the epoch of the
+        record before that offset; a state machine snapshots forward only: past its log start and not before its
+        latest snapshot (an older id is refused: ``validateOffsetAndEpoch`` sends an epoch older than the earliest
+        snapshot's to the snapshot)."""
+        node = self.nodes[node_id]
+        hw = getattr(node.state, "high_watermark", -1)
+        latest = node.log.latest_snapshot
+        lowest = max(node.log.start_offset + 1, latest.end_offset if latest is not None else 0)
+        if hw < lowest:
+            return  # no committed record past the log start and the latest snapshot: nothing to snapshot
+        records = self.held(node_id)
+        end = max(lowest, hw - back)
+        epoch = records[end - 1].epoch
+        self._step(node_id, CreateSnapshot(end_offset=end, epoch=epoch, size=size), jitter, bootstrap)
+        if any(s.id == (end, epoch) for s in self.nodes[node_id].log.snapshots):
+            known = self.snapshot_records.setdefault((end, epoch), records[:end])
+            assert known == records[:end], f"node {node_id} froze snapshot {(end, epoch)} of other records than " \
+                                           f"the snapshot of that id frozen before"
+
+    def _clean(self, node_id: int, jitter: int, bootstrap: int) -> None:
+        """The log cleaner of ``node_id`` deletes the log before its latest snapshot, when that is past its log start
+        and within its high watermark (``KafkaRaftLog.maybeClean`` picks by retention; here the latest)."""
+        node = self.nodes[node_id]
+        latest = node.log.latest_snapshot
+        if (latest is not None and node.log.start_offset < latest.end_offset
+                <= max(getattr(node.state, "high_watermark", -1), 0)):
+            self._step(node_id, DeleteBeforeSnapshot(end_offset=latest.end_offset, epoch=latest.epoch), jitter,
+                       bootstrap)
+
+    @rule(node=st.sampled_from(NODES), rounds=st.integers(min_value=1, max_value=8), jitter=jitters,
+          bootstrap=bootstraps)
+    def run_isolated(self, node: int, rounds: int, jitter: int, bootstrap: int) -> None:
+        """A calm period in which one node hears nothing: rounds of 300 ms in which a client appends a record, every
+        node polls and every message arrives in order except those to ``node``, which are lost (it falls behind the
+        others' log starts)."""
+        for _ in range(rounds):
+            self.append(jitter, bootstrap)
+            self.tick_all(300, jitter, bootstrap)
+            batch, self.in_flight = self.in_flight, []
+            for send in batch:
+                if send.destination != node:
+                    self._step(send.destination, send.message, jitter, bootstrap)
+
+    @rule(jitter=jitters, bootstrap=bootstraps)
+    def catch_up_quietly(self, jitter: int, bootstrap: int) -> None:
+        """A long calm period (:data:`CATCH_UP_ROUNDS` rounds of :meth:`run_quietly`): when one leader led one epoch
+        throughout, every node (voter or observer) that follows it at the end has reached that leader's log start as
+        it was before, whatever it lacked (the leader answers a fetch below its log start with its snapshot, fetched
+        in chunks; a restarted node first finds the leader through a bootstrap server; a voter's UpdateRaftVoter is
+        answered once per leader, so its Fetches keep going to the leader)."""
+        leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
+        if not leaders:
+            return
+        leader = max(leaders, key=lambda n: self.nodes[n].state.epoch)
+        epoch, start = self.nodes[leader].state.epoch, self.nodes[leader].log.start_offset
+        leading = True
+        for _ in range(CATCH_UP_ROUNDS):
+            self.run_quietly(1, jitter, bootstrap)
+            state = self.nodes[leader].state
+            leading = leading and isinstance(state, Leader) and state.epoch == epoch
+        for node_id, node in self.nodes.items():
+            following = isinstance(node.state, Follower) and (node.state.leader_id, node.state.epoch) == (leader,
+                                                                                                          epoch)
+            assert not (leading and following) or node.log.end_offset >= start, (
+                f"node {node_id} (log end {node.log.end_offset}) following leader {leader} in epoch {epoch} "
+                f"stayed behind its log start {start} through a calm period")
+
+    @rule(node=st.sampled_from(NODES), back=st.sampled_from((0, 0, 1, 3)), size=st.sampled_from(SNAPSHOT_SIZES),
+          jitter=jitters, bootstrap=bootstraps)
+    def freeze_snapshot(self, node: int, back: int, size: int, jitter: int, bootstrap: int) -> None:
+        """A node's state machine creates and freezes a snapshot of committed records (``createSnapshot``)."""
+        self._freeze(node, back, size, jitter, bootstrap)
+
+    @rule(node=st.sampled_from(NODES), jitter=jitters, bootstrap=bootstraps)
+    def delete_before_snapshot(self, node: int, jitter: int, bootstrap: int) -> None:
+        """A node's log cleaner advances its log start to its latest snapshot (``deleteBeforeSnapshot``)."""
+        self._clean(node, jitter, bootstrap)
+
+    @rule(size=st.sampled_from(SNAPSHOT_SIZES), jitter=jitters, bootstrap=bootstraps)
+    def freeze_snapshot_on_every_node(self, size: int, jitter: int, bootstrap: int) -> None:
+        """Every node snapshots at its high watermark and deletes its log before the snapshot: a follower or observer
+        behind every log start can only catch up by fetching a snapshot."""
+        for node in NODES:
+            self._freeze(node, 0, size, jitter, bootstrap)
+            self._clean(node, jitter, bootstrap)
+
+    @invariant()
+    def log_start_within_high_watermark(self) -> None:
+        """The log start never passes a known high watermark: only committed records are deleted or fetched as a
+        snapshot (a restarted node knows no high watermark until a leader tells it)."""
+        for node_id, node in self.nodes.items():
+            hw = getattr(node.state, "high_watermark", -1)
+            assert hw < 0 or node.log.start_offset <= hw, (
+                f"node {node_id}'s log starts at {node.log.start_offset}, past its high watermark {hw}")
+
+    @invariant()
+    def snapshots_hold_the_committed_prefix(self) -> None:
+        """Every snapshot a node holds, frozen by it or fetched from a leader and loaded, holds a prefix of the
+        committed records that a majority of voters holds: a follower that loads one has the leader's committed
+        prefix."""
+        held = {v: self.held(v) for v in VOTERS}
+        for node_id, node in self.nodes.items():
+            for snapshot in node.log.snapshots:
+                records = self.snapshot_records.get(snapshot.id)
+                assert records is not None, f"node {node_id} holds snapshot {snapshot.id}, which no node froze"
+                shared = min(len(records), len(self.committed))
+                assert records[:shared] == tuple(self.committed[:shared]), (
+                    f"node {node_id}'s snapshot {snapshot.id} differs from the committed records")
+                holders = [v for v in VOTERS if held[v][:snapshot.end_offset] == records]
+                assert len(holders) >= MAJORITY, (
+                    f"node {node_id}'s snapshot {snapshot.id} is held only by voters {holders}")
+
+
+def run_model(model_seed: int, max_examples: int = 40, steps: int = 60, shrink: bool = True,
+              snapshots: bool = False) -> None:
     """Run the model with a fixed seed (printed), derandomized; a failure shows the shortest rule sequence
-    (``shrink=False`` stops at the first failure unshrunk, for checks that only need to see it fail)."""
-    print(f"kraftspec raft model: seed={model_seed} max_examples={max_examples} steps={steps}")
-    machine = seed(model_seed)(type(f"RaftQuorumModelSeed{model_seed}", (RaftQuorumModel,), {}))
+    (``shrink=False`` stops at the first failure unshrunk, for checks that only need to see it fail); ``snapshots``
+    runs :class:`RaftSnapshotModel`."""
+    model = RaftSnapshotModel if snapshots else RaftQuorumModel
+    print(f"kraftspec raft model: seed={model_seed} max_examples={max_examples} steps={steps}"
+          + (" snapshots" if snapshots else ""))
+    machine = seed(model_seed)(type(f"{model.__name__}Seed{model_seed}", (model,), {}))
     phases = tuple(Phase) if shrink else (Phase.explicit, Phase.reuse, Phase.generate)
     with without_local_constants():  # the seed alone decides the run (kraftspec.models.determinism)
         run_state_machine_as_test(machine, settings=settings(
@@ -242,3 +425,4 @@ def run_model(model_seed: int, max_examples: int = 40, steps: int = 60, shrink: 
 
 
 TestRaftQuorumModel = RaftQuorumModel.TestCase
+TestRaftSnapshotModel = RaftSnapshotModel.TestCase

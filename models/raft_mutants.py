@@ -78,6 +78,11 @@ def _leader_visible_before_catch_up(committed_end: int, epoch_start_offset: int)
     return True
 
 
+def _backoff_ignored(now: int, failed_at: int, retry_backoff_ms: int) -> bool:
+    """Never backs off: a connection whose request failed is ready again at once."""
+    return False
+
+
 def _bootstrap_first_server(servers: tuple[int, ...], start: int) -> int:
     """Ignores the drawn start index: every Unattached node fetches the first bootstrap server."""
     return servers[0]
@@ -119,9 +124,13 @@ MUTANTS: list[Mutant] = [
     Mutant("raft_shutdown_ignores_remote_leader", "raft",
            "keeps a voter that knows a remote leader shutting down until its timer expires",
            "kraftspec.reference.raft_rules:shutdown_can_complete", _shutdown_ignores_remote_leader,
-           ("scenario", "crosshair")),
+           ("scenario", "crosshair", "agree"), agree_component="shutdown"),
     Mutant("raft_leader_visible_before_catch_up", "raft",
            "tells the listener of its own leadership before it has the committed records up to the epoch start",
            "kraftspec.reference.raft_rules:listener_caught_up", _leader_visible_before_catch_up,
-           ("scenario", "model", "crosshair")),
+           ("scenario", "model", "crosshair", "agree"), agree_component="listener"),
+    Mutant("raft_retry_backoff_ignored", "raft",
+           "sends the next request to a node whose last request failed without waiting quorum.retry.backoff.ms",
+           "kraftspec.reference.raft_rules:backing_off", _backoff_ignored,
+           ("scenario", "crosshair")),
 ]

@@ -2,7 +2,8 @@
 
 Each replacement keeps the signature of its target in ``kraftspec.reference``; ``tests/test_raft_snapshot_mutants.py``
 applies each one and checks that every layer in ``caught_by`` fails: ``scenario`` (the transcribed
-``KafkaRaftClientSnapshotTest`` checks of ``test_raft_snapshot_scenarios.py``), ``replay`` (traces of
+``KafkaRaftClientSnapshotTest`` checks of ``test_raft_snapshot_scenarios.py``), ``model`` (the quorum model with
+snapshots, ``kraftspec.models.raft.RaftSnapshotModel``, fails), ``replay`` (traces of
 ``kraftspec generate sim --component raft --snapshots`` recorded under the mutant are flagged by the reference) and
 ``crosshair`` (a contract of ``kraftspec.proofs.raft`` is refuted) and ``kafka`` (those traces run on Kafka 4.3.1's
 own ``KafkaRaftClient`` disagree with the mutant).
@@ -24,5 +25,5 @@ MUTANTS: list[Mutant] = [
     Mutant("raft_snapshot_fetch_below_log_start", "raft",
            "serves a fetch below the leader's log start from its log instead of answering with its snapshot id",
            "kraftspec.reference.raft_rules:fetch_needs_snapshot", _fetch_below_log_start_from_log,
-           ("scenario", "replay", "crosshair", "kafka")),
+           ("scenario", "model", "replay", "crosshair", "kafka")),
 ]

@@ -4,7 +4,9 @@ Each replacement keeps the signature of its target in ``kraftspec.reference``; `
 applies each one and checks that every layer in ``caught_by`` fails: ``scenario`` (``test_raft_voters_scenarios.py``),
 ``audit`` (the crafted kraft.version 1 logs of ``test_metalog_voters.py``), ``agree`` (``kraftspec agree voters``: the
 reference's state graph against ``spec/KRaftVoters.tla``'s) and ``kafka`` (Kafka's own ``VoterSet`` and
-``VoterSetHistory`` through the harness, ``test_kafka_voters.py``).
+``VoterSetHistory`` through the harness, ``test_kafka_voters.py``); for the Raft client's own rules, ``client`` (the
+``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py``) and ``model``
+(``models/raft_reconfig.py``'s simulated quorum under voter changes).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from kraftspec.mutants import Mutant
-from kraftspec.reference.raft_state import ReplicaKey
+from kraftspec.reference.raft_state import Leader, ReplicaKey
 from kraftspec.reference.raft_voter_history import LogHistory
 from kraftspec.reference.raft_voters import KRaftVersionRecord, VoterNode, VoterSet, VotersRecord, voter_keys
 
@@ -48,6 +50,12 @@ def _no_bootstrap_records(voters_at_epoch_start: VoterSet, voters_offset_at_epoc
     return ()
 
 
+def _majority_of_the_epoch_start(leader: Leader, voters: frozenset[int]) -> Leader:
+    """The leader keeps the replica states of its epoch's voters: its majorities ignore a voter change until the next
+    election (a removed leader still counts itself, an added voter is not counted)."""
+    return leader
+
+
 MUTANTS: list[Mutant] = [
     Mutant("voters_two_changes_at_once", "voters",
            "lets consecutive voter sets differ by two voters (majorities counted over sets that may not overlap)",
@@ -56,17 +64,21 @@ MUTANTS: list[Mutant] = [
     Mutant("voters_remove_last_voter", "voters",
            "removes the only voter, emptying the voter set",
            "kraftspec.reference.raft_voters:remove_voter", _remove_last_voter,
-           ("scenario", "kafka", "agree")),
+           ("scenario", "client", "kafka", "agree")),
     Mutant("voters_truncation_keeps_end_offset", "voters",
            "a log truncated to offset e keeps the voter set written at e, which the truncation removed",
            "kraftspec.reference.raft_voter_history:truncate_new_entries", _truncation_keeps_the_end_offset,
-           ("scenario", "agree", "kafka")),
+           ("scenario", "client", "agree", "kafka")),
     Mutant("voters_committed_at_own_offset", "voters",
            "completes a voter change when the high watermark reaches its VotersRecord's offset, before it commits",
            "kraftspec.reference.raft_reconfig:voter_change_committed", _committed_at_its_own_offset,
-           ("scenario", "agree")),
+           ("scenario", "client", "agree")),
     Mutant("voters_no_bootstrap_records", "voters",
            "a kraft.version 1 leader's first batch lacks the KRaftVersionRecord and VotersRecord of the bootstrap set",
            "kraftspec.reference.raft_reconfig:start_of_epoch_control_records", _no_bootstrap_records,
-           ("scenario", "agree")),
+           ("scenario", "client", "agree")),
+    Mutant("voters_majority_of_epoch_start", "voters",
+           "the leader's high watermark and check quorum count the voters of its epoch start, not the set in force",
+           "kraftspec.reference.raft_leader:update_voter_and_observer_states", _majority_of_the_epoch_start,
+           ("client", "model")),
 ]

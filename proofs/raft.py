@@ -137,6 +137,26 @@ def shutdown_can_complete(is_voter: bool, voter_count: int, has_remote_leader: b
     return raft_rules.shutdown_can_complete(is_voter, voter_count, has_remote_leader)
 
 
+def backing_off(now: int, failed_at: int, retry_backoff_ms: int) -> bool:
+    """``ConnectionState.isBackingOff`` (§3.13): a connection whose request failed waits exactly the back-off, from
+    the failure on; the wait never grows as time passes.
+
+    pre: retry_backoff_ms >= 0 and now >= failed_at >= 0
+    post: __return__ == (now < failed_at + retry_backoff_ms)
+    post: implies(not __return__, not raft_rules.backing_off(now + 1, failed_at, retry_backoff_ms))
+    """
+    return raft_rules.backing_off(now, failed_at, retry_backoff_ms)
+
+
+def request_in_flight(now: int, sent_at: int, request_timeout_ms: int) -> bool:
+    """``ConnectionState.isInflight`` (§3.13): a request is awaited for exactly the request timeout from its send.
+
+    pre: request_timeout_ms >= 0 and now >= sent_at >= 0
+    post: __return__ == (now < sent_at + request_timeout_ms)
+    """
+    return raft_rules.request_in_flight(now, sent_at, request_timeout_ms)
+
+
 def should_fire_leader_change(epoch: int, leader_id: int, fired_epoch: int, fired_leader_id: int) -> bool:
     """``shouldFireLeaderChange`` (§3.12): the listener is told each later epoch, and a leader newly known in the same
     epoch; never the same (leader, epoch) twice, nor the loss of a known leader (epochs never go back, so Kafka does

@@ -8,11 +8,18 @@ Outputs are ``Send`` values. Time (ms) and the random draws (election jitter, th
 index) are arguments. Snapshots (KIP-630): a Fetch behind the leader's log start is answered with its latest
 snapshot's id, which the follower fetches in chunks (FetchSnapshot) and loads in place of its log; the state machine
 creates snapshots (``CreateSnapshot``) and the log's cleaner advances the log start to one (``DeleteBeforeSnapshot``);
-a restart recovers from the snapshots and the flushed log. Not modelled: the snapshots' bytes (only their sizes),
-batches of several records (each entry is a batch), dynamic voters (kraft.version 1 reconfiguration), the leader's
-handling of UpdateRaftVoter (its voters send it; no answer is modelled), what a shut-down node's driver does after
-the shutdown finished (it takes no input until a restart), the FetchSnapshot of a partition other than the metadata
-log's. A graceful shutdown (``shutdown(timeoutMs)``) runs until
+a restart recovers from the snapshots and the flushed log. Dynamic voters (KIP-853): a kraft.version 1 node
+(:func:`new_dynamic_node`) takes its voters from the latest VotersRecord of its log or snapshot, else the bootstrap
+checkpoint's, and follows appends, truncations, snapshots and restarts; majorities count the voter set in force
+(a removed leader not counting itself); its leader writes the start-of-epoch control records and handles
+AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter, answering once the VotersRecord commits or the change times out;
+a kraft.version 0 node keeps its static voters, its leader the voters' UpdateRaftVoter endpoints in memory. Not
+modelled: the snapshots' bytes (only their sizes; of kraft.version 1 snapshots, the control records of those the node
+wrote itself or was bootstrapped with, so a kraft.version 1 node cannot load a snapshot fetched from its leader),
+batches of several records (each entry is a batch), the upgrade to kraft.version 1, an observer's automatic join
+(``controller.quorum.auto.join.enable``, ``canBecomeVoter``), what a shut-down node's
+driver does after the shutdown finished (it takes no input until a restart), the FetchSnapshot answer of a partition
+other than the metadata log's (a request for one is answered). A graceful shutdown (``shutdown(timeoutMs)``) runs until
 the node may leave or its timer expires; a failed request backs its connection off (``quorum.retry.backoff.ms``,
 ``RequestManager``). KIP-595 as implemented differs from its text: elections start with a pre-vote
 (KIP-996, Prospective), a leader that restarts or resigns is Resigned, and a node without a leader (voter or
@@ -24,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from kraftspec.reference import raft_leader, raft_log, raft_rules, raft_state
+from kraftspec.reference import raft_leader, raft_log, raft_reconfig, raft_rules, raft_state, raft_voter_history, \
+    raft_voters
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry, RaftLog, Snapshot
@@ -33,6 +41,9 @@ from kraftspec.reference.raft_messages import (
     METADATA_TOPIC_ID,
     NO_DIVERGING_EPOCH,
     NO_SNAPSHOT_ID,
+    AddRaftVoterRequest,
+    ApiVersionsRequest,
+    ApiVersionsResponse,
     Append,
     BeginQuorumEpochRequest,
     CreateSnapshot,
@@ -49,15 +60,19 @@ from kraftspec.reference.raft_messages import (
     NotLeaderError,
     QuorumEpochResponse,
     RaftFatalError,
+    RemoveRaftVoterRequest,
     Resign,
     Send,
     ShutDownError,
     Shutdown,
     Tick,
     UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
+    VoterChangeResponse,
 )
+from kraftspec.reference.raft_quorum_file import write_quorum_state
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_state import (
     NO_LEADER,
@@ -81,6 +96,41 @@ UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error indicates that the broker is not the "
                       "current leader. For requests intended for any replica, this error indicates that the broker "
                       "is not a replica of the topic partition.")
+SUPPORTED_KRAFT_VERSIONS = (0, 1)
+"""The kraft.version range a Kafka 4.x node supports (``KRaftVersion``: 0 to ``LATEST_PRODUCTION`` 1), which its
+UpdateRaftVoter and ApiVersions state and its own voter node carries."""
+ADD_VOTER = "AddRaftVoter"
+REMOVE_VOTER = "RemoveRaftVoter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DynamicVoters:
+    """A kraft.version 1 node's voters (KIP-853, §3.14): not configured but read from its log and snapshots
+    (``KRaftControlRecordStateMachine``: ``control``), its own listeners (``listener_name`` the one the quorum uses),
+    and the control records each snapshot it holds starts with (by id; the bootstrap checkpoint ``(0, 0)`` holds the
+    initial voter set and kraft.version)."""
+
+    control: raft_voter_history.ControlRecordState
+    local_listeners: FrozenMap[str, tuple[str, int]]
+    snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]] = EMPTY_MAP
+    listener_name: str = "CONTROLLER"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingVoterChange:
+    """``AddVoterHandlerState`` / ``RemoveVoterHandlerState``: the one voter change the leader runs (``api``), who asked
+    (``source``, ``correlation_id``), the voter, the operation's timer (``deadline``), the offset of its VotersRecord
+    once appended, and whether the answer already went (an add with ``ack_when_committed`` False), §3.15."""
+
+    api: str
+    source: int
+    correlation_id: int
+    voter_key: ReplicaKey
+    deadline: int
+    listeners: FrozenMap[str, tuple[str, int]] = EMPTY_MAP
+    ack_when_committed: bool = True
+    last_offset: Optional[int] = None
+    responded: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,11 +139,14 @@ class RaftNode:
 
     ``stored`` is the quorum-state file (written by durable transitions); ``inflight`` maps a destination
     to (correlation id, send time) of the one request outstanding to it (``RequestManager``), ``backoff`` a destination
-    whose last request failed to the time its back-off ends (``quorum.retry.backoff.ms``); ``parked`` is the fetch
+    whose last request failed to the time it failed, while its back-off runs (``quorum.retry.backoff.ms``); ``parked`` is the fetch
     purgatory, in arrival order (``ThresholdPurgatory``: the client's, not the leader state's, so a leader that
     becomes Unattached keeps its parked fetches until they time out); ``shutdown`` the graceful shutdown asked for,
     if any (a restart starts without one); ``listener`` what the state machine above has learnt, None until the first
-    ``pollListeners`` registers it (``processRegistration``; a restart registers it anew).
+    ``pollListeners`` registers it (``processRegistration``; a restart registers it anew). ``dynamic`` is a
+    kraft.version 1 node's (KIP-853), whose ``voters`` and ``voter_endpoints`` are the voter set in force, the latest
+    in its log (:func:`_update_partition_state`); None for static voters (kraft.version 0). ``voter_change`` is the
+    voter change a leader runs (§3.15).
     """
 
     local_id: int
@@ -111,6 +164,8 @@ class RaftNode:
     cluster_id: Optional[str] = None
     shutdown: Optional[GracefulShutdown] = None
     listener: Optional[ListenerView] = None
+    dynamic: Optional[DynamicVoters] = None
+    voter_change: Optional[PendingVoterChange] = None
 
     @property
     def is_voter(self) -> bool:
@@ -125,7 +180,16 @@ def new_node(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[i
              config: QuorumConfig = QuorumConfig(), log: RaftLog = RaftLog(), stored: Optional[ElectionState] = None,
              now: int = 0, jitter: int = 0, directory_id: Optional[str] = None,
              cluster_id: Optional[str] = None) -> RaftNode:
-    """Start a node: ``QuorumState.initialize`` from the quorum-state file (absent ⇒ epoch 0) and the log (§3.2)."""
+    """Start a node: ``QuorumState.initialize`` from the quorum-state file (absent ⇒ epoch 0) and the log (§3.2), then
+    ``KafkaRaftClient.initialize`` (:func:`_initialize`)."""
+    return _initialize(_quorum_initialize(local_id, voters, voter_endpoints, config, log, stored, now, jitter,
+                                          directory_id, cluster_id), now, jitter)
+
+
+def _quorum_initialize(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[int, tuple[str, ...]],
+                       config: QuorumConfig, log: RaftLog, stored: Optional[ElectionState], now: int, jitter: int,
+                       directory_id: Optional[str], cluster_id: Optional[str]) -> RaftNode:
+    """``QuorumState.initialize``: the state the quorum-state file and the log's last epoch give (§3.2)."""
     stored = stored if stored is not None else ElectionState(epoch=0)
     state = raft_state.initial_state(stored, local_id, voters, log.last_fetched_epoch, voter_endpoints, now, config,
                                      jitter)
@@ -134,12 +198,60 @@ def new_node(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[i
                     directory_id=directory_id, cluster_id=cluster_id)
 
 
+def _initialize(node: RaftNode, now: int, jitter: int) -> RaftNode:
+    """``KafkaRaftClient.initialize``: the only voter does not wait for an election timeout; Unattached, Follower or
+    Resigned it starts an election at once (``transitionToProspective``), a Candidate checks its votes
+    (``onBecomeCandidate``), and either way it is Leader before its first poll (§3.5)."""
+    if node.voters != frozenset({node.local_id}):
+        return node
+    out: Outputs = []  # the only voter has no one to send to
+    if isinstance(node.state, Candidate):
+        return _maybe_candidate_won(node, now, out)
+    if isinstance(node.state, (Unattached, Follower, Resigned)):
+        return _to_prospective(node, now, jitter, out)
+    return node
+
+
+def new_dynamic_node(local_id: int, directory_id: str, local_listeners: FrozenMap[str, tuple[str, int]],
+                     config: QuorumConfig = QuorumConfig(), log: RaftLog = RaftLog(),
+                     snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]] = EMPTY_MAP,
+                     stored: Optional[ElectionState] = None, now: int = 0, jitter: int = 0,
+                     cluster_id: Optional[str] = None, listener_name: str = "CONTROLLER") -> RaftNode:
+    """Start a kraft.version 1 node (KIP-853): ``KafkaRaftClient.initialize`` reads the control records of its latest
+    snapshot (the bootstrap checkpoint's at first) and log (``partitionState.updateState``) before
+    ``QuorumState.initialize``, so its voters are the latest voter set there (§3.14)."""
+    dynamic = DynamicVoters(control=raft_voter_history.ControlRecordState(), local_listeners=local_listeners,
+                            snapshot_records=snapshot_records, listener_name=listener_name)
+    dynamic = evolve(dynamic, control=_read_control(dynamic, log))
+    voters, endpoints = _voters_in_force(local_id, dynamic)
+    node = _quorum_initialize(local_id, voters, endpoints, config, log, stored, now, jitter, directory_id, cluster_id)
+    return _initialize(evolve(node, dynamic=dynamic), now, jitter)
+
+
+def quorum_state_file(node: RaftNode) -> str:
+    """The quorum-state file as Kafka writes it (``FileQuorumStateStore.writeElectionState``): data version 0 with the
+    voters under kraft.version 0, data version 1 with the voted directory id under kraft.version 1 (§3.3)."""
+    kraft_version = (raft_voters.KRAFT_VERSION_0 if node.dynamic is None
+                     else raft_voter_history.last_kraft_version(node.dynamic.control))
+    stored = node.stored
+    if stored.voted_key is not None and stored.voted_key.id == node.local_id:  # a vote for itself: its own key
+        stored = evolve(stored, voted_key=ReplicaKey(id=node.local_id, directory_id=node.directory_id))
+    return write_quorum_state(stored, kraft_version, node.voters)
+
+
 def restart(node: RaftNode, now: int, jitter: int = 0) -> RaftNode:
     """A crash and restart: unflushed records and all soft state are lost; the quorum-state file survives.
 
     Correlation ids keep counting, standing in for the connections a restart closes: no response to a
-    request of the previous incarnation is ever taken for one of the new.
+    request of the previous incarnation is ever taken for one of the new. A kraft.version 1 node reads its voters
+    anew from its snapshots and recovered log (:func:`new_dynamic_node`).
     """
+    dynamic = node.dynamic
+    if dynamic is not None:
+        fresh = new_dynamic_node(node.local_id, node.directory_id, dynamic.local_listeners, node.config,
+                                 raft_log.recover(node.log), dynamic.snapshot_records, node.stored, now, jitter,
+                                 node.cluster_id, dynamic.listener_name)
+        return evolve(fresh, next_correlation_id=node.next_correlation_id)
     fresh = new_node(node.local_id, node.voters, node.voter_endpoints, node.config, raft_log.recover(node.log),
                      node.stored, now, jitter, node.directory_id, node.cluster_id)
     return evolve(fresh, next_correlation_id=node.next_correlation_id)
@@ -155,7 +267,8 @@ def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int
     ``order`` is the order in which a poll that sends one request to several nodes sends them (:func:`_ordered`).
     A node whose graceful shutdown has finished takes no input (:class:`ShutDownError`). The listener is handed what
     the input committed (:func:`_update_listeners_progress`), then, unless the poll finished a shutdown (Kafka's
-    ``poll`` returns at once), learns what the poll changed (:func:`_poll_listeners`).
+    ``poll`` returns at once), learns what the poll changed (:func:`_poll_listeners`). A leader's voter change is
+    answered once the high watermark the input moved commits its VotersRecord (:func:`_maybe_complete_voter_change`).
     """
     if node.shutdown is not None and node.shutdown.outcome is not None:
         raise ShutDownError(f"node {node.local_id}'s graceful shutdown has finished ({node.shutdown.outcome})")
@@ -163,6 +276,8 @@ def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int
     if node.parked:
         node = _expire_parked(node, now, out)
     node = _update_listeners_progress(_HANDLERS[type(message)](node, message, now, jitter, out))
+    if node.voter_change is not None:
+        node = _maybe_complete_voter_change(node, out)
     node = _poll(node, now, jitter, bootstrap, out, order)
     if node.shutdown is None or node.shutdown.outcome is None:
         node = _poll_listeners(node)
@@ -171,11 +286,21 @@ def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int
 
 def _update_listeners_progress(node: RaftNode) -> RaftNode:
     """``updateListenersProgress`` (run wherever the high watermark moves, and by ``pollListeners``): a listener behind
-    a known high watermark is handed the committed records up to it (``handleCommit``, read from the log), §3.12."""
+    a known high watermark is handed the latest snapshot if :func:`raft_rules.listener_loads_snapshot`
+    (``fireHandleSnapshot``), then the committed records up to the high watermark (``handleCommit``), §3.12, KIP-630.
+    A listener handed nothing yet counts as new (Kafka's one reset to offset 0 at a high watermark of 0 would skip a
+    later snapshot ending at offset 0; the view keeps no such difference)."""
     hw = getattr(node.state, "high_watermark", -1)
-    if node.listener is not None and hw > node.listener.committed_end:
-        return evolve(node, listener=evolve(node.listener, committed_end=hw))
-    return node
+    view, latest = node.listener, node.log.latest_snapshot
+    if view is None or hw < 0:
+        return node
+    starting = view.committed_end == 0 and view.loaded_snapshot is None
+    if latest is not None and raft_rules.listener_loads_snapshot(view.committed_end, starting, hw,
+                                                                 node.log.start_offset):
+        view = evolve(view, committed_end=latest.end_offset, loaded_snapshot=latest.id)
+    if hw > view.committed_end:
+        view = evolve(view, committed_end=hw)
+    return node if view is node.listener else evolve(node, listener=view)
 
 
 def _maybe_fire_leader_change(node: RaftNode) -> RaftNode:
@@ -205,6 +330,97 @@ def _poll_listeners(node: RaftNode) -> RaftNode:
 
 
 # --------------------------------------------------------------------------------------------------
+# The voter set in force (KIP-853, §3.14)
+
+
+def _read_control(dynamic: DynamicVoters, log: RaftLog) -> raft_voter_history.ControlRecordState:
+    """``KRaftControlRecordStateMachine.updateState``: the latest snapshot's control records are loaded when nothing
+    was read yet or the log start passed what was read (``maybeLoadSnapshot``), then the log's records from the next
+    offset to read up to the log end (``maybeLoadLog``, uncommitted records included), §3.14."""
+    control = dynamic.control
+    latest = log.latest_snapshot
+    if latest is not None and (control.next_offset == raft_voter_history.STARTING_NEXT_OFFSET
+                               or control.next_offset < log.start_offset):
+        records = dynamic.snapshot_records.get(latest.id)
+        # The snapshot's bytes are not modelled: only the control records of a snapshot this node wrote are known.
+        if records is None:
+            raise RaftFatalError(f"the control records of snapshot {latest.id} are not known to this node")
+        control = raft_voter_history.load_snapshot(control, latest.end_offset - 1, records)
+    offset = max(control.next_offset, log.start_offset)
+    while offset < log.end_offset:
+        record = log.entries[offset - log.start_offset].record
+        control = raft_voter_history.read_batch(control, offset, offset, (record,))
+        offset += 1
+    return control
+
+
+def _voters_in_force(local_id: int, dynamic: DynamicVoters) -> tuple[frozenset[int],
+                                                                     FrozenMap[int, tuple[str, ...]]]:
+    """``partitionState.lastVoterSet()``: the ids and endpoints of the latest voter set read (§3.14); the local node's
+    endpoints are its own listeners (``quorum.leaderEndpoints`` of a leader), voter or not."""
+    voter_set = raft_voter_history.last_voter_set(dynamic.control)
+    endpoints = {v: raft_voters.endpoint_strings(n.listeners) for v, n in voter_set.voters.items()}
+    endpoints[local_id] = raft_voters.endpoint_strings(dynamic.local_listeners)
+    return raft_voters.voter_ids(voter_set), FrozenMap(endpoints)
+
+
+def _with_control(node: RaftNode, control: raft_voter_history.ControlRecordState) -> RaftNode:
+    """The node with its control-record state replaced and ``voters`` / ``voter_endpoints`` following it."""
+    dynamic = evolve(node.dynamic, control=control)
+    voters, endpoints = _voters_in_force(node.local_id, dynamic)
+    if voters == node.voters and endpoints == node.voter_endpoints:
+        return evolve(node, dynamic=dynamic)
+    return evolve(node, dynamic=dynamic, voters=voters, voter_endpoints=endpoints)
+
+
+def _update_partition_state(node: RaftNode) -> RaftNode:
+    """``partitionState.updateState()`` after the log grew or was replaced by a snapshot: a kraft.version 1 node reads
+    the new control records (:func:`_read_control`), and its voters are the latest set (§3.14); static voters stay."""
+    if node.dynamic is None:
+        return node
+    control = _read_control(node.dynamic, node.log)
+    return node if control == node.dynamic.control else _with_control(node, control)
+
+
+def _local_voter_node(node: RaftNode) -> raft_voters.VoterNode:
+    """``quorum.localVoterNodeOrThrow``: the local replica key, its listeners and supported kraft.version range."""
+    return raft_voters.VoterNode(voter_key=ReplicaKey(id=node.local_id, directory_id=node.directory_id),
+                                 listeners=node.dynamic.local_listeners,
+                                 supported_kraft_version=SUPPORTED_KRAFT_VERSIONS)
+
+
+def _volatile_voters_at_epoch_start(node: RaftNode) -> Optional[raft_voters.VoterSet]:
+    """``LeaderState``'s constructor: a kraft.version 0 leader keeps in memory the voters at its epoch start with its
+    own node in place (:func:`raft_reconfig.volatile_voters_at_epoch_start`); static voters are
+    ``VoterSet.fromInetSocketAddresses``'s (no directory id, their endpoints, kraft.version 0 to 0), §3.15."""
+    if node.dynamic is not None:
+        control = node.dynamic.control
+        return raft_reconfig.volatile_voters_at_epoch_start(raft_voter_history.last_voter_set(control),
+                                                            _local_voter_node(node),
+                                                            raft_voter_history.last_kraft_version(control))
+    static = raft_voters.VoterSet(voters=FrozenMap({v: raft_voters.VoterNode(
+        voter_key=ReplicaKey(id=v), listeners=raft_voters.listeners_of(node.voter_endpoints.get(v, ())),
+        supported_kraft_version=(0, 0)) for v in node.voters}))
+    local = raft_voters.VoterNode(voter_key=ReplicaKey(id=node.local_id, directory_id=node.directory_id),
+                                  listeners=raft_voters.listeners_of(node.voter_endpoints.get(node.local_id, ())),
+                                  supported_kraft_version=SUPPORTED_KRAFT_VERSIONS)
+    return raft_reconfig.volatile_voters_at_epoch_start(static, local, raft_voters.KRAFT_VERSION_0)
+
+
+def _start_of_epoch_records(node: RaftNode) -> tuple[Any, ...]:
+    """``LeaderState.appendStartOfEpochControlRecords`` after the LeaderChange record: a kraft.version 1 leader writes
+    the kraft.version and its own voter node when the set is the bootstrap checkpoint's or lacks it
+    (:func:`raft_reconfig.start_of_epoch_control_records`), §3.15."""
+    if node.dynamic is None:
+        return ()
+    control = node.dynamic.control
+    entry = raft_voter_history.last_voter_set_entry(control)
+    return raft_reconfig.start_of_epoch_control_records(
+        raft_voter_history.last_voter_set(control), None if entry is None else entry[0],
+        raft_voter_history.last_kraft_version(control), _local_voter_node(node))
+
+
+# --------------------------------------------------------------------------------------------------
 # State changes shared by every handler
 
 
@@ -215,7 +431,7 @@ def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> R
     Parked fetches fail with NOT_LEADER_OR_FOLLOWER only on becoming Resigned (``transitionToResigned``, answered
     as the leader still) or Follower (``onBecomeFollower``, answered as the follower), in purgatory order; other
     transitions leave them parked (Kafka 4.3 ``KafkaRaftClient``: ``transitionToUnattached`` does not touch the
-    fetch purgatory).
+    fetch purgatory). A voter change the leader was running is answered NOT_LEADER_OR_FOLLOWER (``LeaderState.close``).
     """
     if node.parked and isinstance(state, (Follower, Resigned)):
         answering = node.state if isinstance(state, Resigned) else state
@@ -225,8 +441,33 @@ def _moved(node: RaftNode, state: QuorumState, durable: bool, out: Outputs) -> R
                             message=_fetch_error_response(node, Errors.NOT_LEADER_OR_FOLLOWER, parked.request,
                                                                  answering)))
         node = evolve(node, parked=())
-    stored = raft_state.election_state(state, node.local_id) if durable else node.stored
+    if node.voter_change is not None and not isinstance(state, Leader):
+        node = _voter_change_done(node, Errors.NOT_LEADER_OR_FOLLOWER, None, out)  # ``LeaderState.close``
+    stored = _stored_election(node, state) if durable else node.stored
     return evolve(node, state=state, stored=stored, inflight=EMPTY_MAP, backoff=EMPTY_MAP)
+
+
+def voted_key(node: RaftNode) -> Optional[ReplicaKey]:
+    """``QuorumState``'s ``ElectionState.votedKey``: the vote the current state holds; a vote for itself (a
+    Candidate's, and the one a Prospective keeps after it) is the local replica key, directory id included
+    (``localReplicaKeyOrThrow``, ``ElectionState.withVotedCandidate``), §3.2."""
+    key = raft_state.voted_key_of(node.state, node.local_id)
+    if key is not None and key.id == node.local_id:
+        return ReplicaKey(id=node.local_id, directory_id=node.directory_id)
+    return key
+
+
+def _stored_election(node: RaftNode, state: QuorumState) -> ElectionState:
+    """The election state a durable transition writes, as the quorum-state file reads back: the vote
+    (:func:`voted_key`) with its directory id only from data version 1 (kraft.version 1); version 0 keeps the voted id
+    alone (``FileQuorumStateStore.writeElectionState``, ``ElectionState.toQuorumStateData``), §3.3."""
+    election = raft_state.election_state(state, node.local_id)
+    key = voted_key(evolve(node, state=state))
+    kraft_version = (raft_voters.KRAFT_VERSION_0 if node.dynamic is None
+                     else raft_voter_history.last_kraft_version(node.dynamic.control))
+    if key is not None and not raft_voters.is_reconfig_supported(kraft_version):
+        key = ReplicaKey(id=key.id)
+    return election if key == election.voted_key else evolve(election, voted_key=key)
 
 
 def _to_unattached(node: RaftNode, epoch: int, now: int, jitter: int, out: Outputs,
@@ -285,24 +526,31 @@ def _to_leader(node: RaftNode, now: int, out: Outputs) -> RaftNode:
 
     Kafka puts the record in the accumulator, which the poll that follows writes (``pollLeader``:
     ``maybeAppendBatches``); a node shutting down resigns in that poll first, so its record is never written (Kafka
-    4.3 ``KafkaRaftClient.onBecomeLeader``, ``pollLeader``).
+    4.3 ``KafkaRaftClient.onBecomeLeader``, ``pollLeader``). A kraft.version 1 leader's start-of-epoch control records
+    follow the LeaderChange record (:func:`_start_of_epoch_records`); a kraft.version 0 leader keeps its voters in
+    memory (:func:`_volatile_voters_at_epoch_start`).
     """
     leader = raft_state.transition_to_leader(node.state, node.local_id, node.voters, node.log.end_offset, now,
                                              node.config)
+    leader = evolve(leader, volatile_voters=_volatile_voters_at_epoch_start(node))
     node = evolve(_moved(node, leader, True, out), log=raft_log.initialize_leader_epoch(node.log, leader.epoch))
     if node.shutdown is not None:
         return node
     record = LeaderChangeMessage(leader_id=node.local_id, voters=tuple(sorted(node.voters)),
                                  granting_voters=tuple(sorted(leader.granting_voters)))
-    return _leader_append(node, (record,), now, out)
+    return _leader_append(node, (record,) + _start_of_epoch_records(node), now, out)
 
 
 def _leader_append(node: RaftNode, records: tuple[Any, ...], now: int, out: Outputs) -> RaftNode:
-    """``appendAsLeader`` + ``flushLeaderLog``: the leader's end offset counts once flushed; parked fetches retry."""
-    leader = node.state
-    log = raft_log.flush(raft_log.append_as_leader(node.log, records, leader.epoch))
-    leader = raft_leader.update_local_end_offset(leader, log.end_offset)
-    node = evolve(node, log=log, state=leader)
+    """``appendAsLeader`` + ``flushLeaderLog``: the leader's end offset counts once flushed; parked fetches retry. A
+    kraft.version 1 leader reads the control records it wrote (``partitionState.updateState``), and its replica states
+    and high watermark follow the voter set in force (:func:`raft_leader.update_local_state`, §3.14)."""
+    log = raft_log.flush(raft_log.append_as_leader(node.log, records, node.state.epoch))
+    if node.dynamic is None:
+        node = evolve(node, log=log, state=raft_leader.update_local_end_offset(node.state, log.end_offset))
+    else:
+        node = _update_partition_state(evolve(node, log=log))
+        node = evolve(node, state=raft_leader.update_local_state(node.state, log.end_offset, node.voters))
     return _complete_parked(node, now, out) if node.parked else node
 
 
@@ -383,7 +631,7 @@ def _answered(node: RaftNode, source: int, correlation_id: int, success: bool, n
     inflight = node.inflight.remove(source)
     if success:
         return evolve(node, inflight=inflight)
-    return evolve(node, inflight=inflight, backoff=node.backoff.set(source, now + node.config.retry_backoff_ms))
+    return evolve(node, inflight=inflight, backoff=node.backoff.set(source, now))
 
 
 def _send_request(node: RaftNode, destination: int, request: Any, now: int, out: Outputs) -> RaftNode:
@@ -399,27 +647,28 @@ def _ready(node: RaftNode, destination: int, now: int) -> bool:
     """``RequestManager.isReady``: no request outstanding to ``destination`` or it timed out
     (``controller.quorum.request.timeout.ms``), and no back-off running there (``quorum.retry.backoff.ms``)."""
     pending = node.inflight.get(destination)
-    if pending is not None and now < pending[1] + node.config.request_timeout_ms:
+    if pending is not None and raft_rules.request_in_flight(now, pending[1], node.config.request_timeout_ms):
         return False
-    until = node.backoff.get(destination)
-    return until is None or now >= until
+    return not _backing_off(node, destination, now)
 
 
 def _backing_off(node: RaftNode, destination: int, now: int) -> bool:
     """``RequestManager.isBackingOff``: the last request to ``destination`` failed less than the back-off ago."""
-    until = node.backoff.get(destination)
-    return until is not None and now < until
+    failed_at = node.backoff.get(destination)
+    return failed_at is not None and raft_rules.backing_off(now, failed_at, node.config.retry_backoff_ms)
 
 
 def _without_timed_out(node: RaftNode, now: int) -> RaftNode:
     """``RequestManager.hasAnyInflightRequest`` first forgets the requests that timed out (their answers are then
     dropped); the node has a request in flight iff ``inflight`` is still not empty."""
     timeout = node.config.request_timeout_ms
-    live = {dst: pending for dst, pending in node.inflight.items() if now < pending[1] + timeout}
+    live = {dst: pending for dst, pending in node.inflight.items()
+            if raft_rules.request_in_flight(now, pending[1], timeout)}
     if len(live) != len(node.inflight):
         node = evolve(node, inflight=FrozenMap(live))
-    if node.backoff and any(now >= until for until in node.backoff.values()):  # back-offs over: ready again
-        node = evolve(node, backoff=FrozenMap({d: until for d, until in node.backoff.items() if now < until}))
+    backing_off = {dst: failed_at for dst, failed_at in node.backoff.items() if _backing_off(node, dst, now)}
+    if len(backing_off) != len(node.backoff):  # back-offs over: ready again
+        node = evolve(node, backoff=FrozenMap(backing_off))
     return node
 
 
@@ -500,7 +749,7 @@ def _handle_vote_request(node: RaftNode, req: VoteRequest, now: int, jitter: int
             and state.voted_key is None):
         deadline = raft_state.election_deadline(node.config, now, jitter)
         voted = raft_state.transition_to_unattached_voted(state, state.epoch, candidate, deadline, node.local_id)
-        node = evolve(node, state=voted, stored=raft_state.election_state(voted, node.local_id))
+        node = evolve(node, state=voted, stored=_stored_election(node, voted))
     out.append(Send(destination=src, message=_vote_response(node, Errors.NONE, granted, cid)))
     return node
 
@@ -714,7 +963,8 @@ def _accepted_entries(node: RaftNode, resp: FetchResponse) -> tuple[LogEntry, ..
 
 def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
     """A successful Fetch answer: the follower truncates or appends (:func:`_accepted_entries`), takes the HW and
-    restarts its fetch timer."""
+    restarts its fetch timer. A kraft.version 1 node forgets the voter sets truncated and reads those appended, so its
+    voters may change (§3.14)."""
     state = node.state
     log = node.log
     hw = state.high_watermark
@@ -722,11 +972,15 @@ def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
         epoch, end_offset = resp.diverging_epoch
         if hw >= 0 and end_offset < hw:
             raise RaftFatalError(f"leader requested truncation to {end_offset}, below the high watermark {hw}")
-        log, _ = raft_log.truncate_to_end_offset(log, epoch, end_offset)
+        log, truncated = raft_log.truncate_to_end_offset(log, epoch, end_offset)
+        if node.dynamic is not None:  # ``partitionState.truncateNewEntries``
+            node = _with_control(node, raft_voter_history.truncate_control_records(node.dynamic.control, truncated))
     else:
         log = raft_log.append_as_follower(log, _accepted_entries(node, resp))
         if node.is_voter:
             log = raft_log.flush(log)
+        if node.dynamic is not None:
+            node = _update_partition_state(evolve(node, log=log))
         try:
             hw = raft_rules.follower_high_watermark(hw, log.end_offset, resp.high_watermark)
         except ValueError as exc:
@@ -748,17 +1002,43 @@ def _fetch_snapshot_response(node: RaftNode, req: FetchSnapshotRequest, partitio
                                  correlation_id=req.correlation_id, **snapshot)
 
 
+def _fetch_snapshot_error(node: RaftNode, req: FetchSnapshotRequest, error: Errors) -> FetchSnapshotResponse:
+    """A top-level error answer (``KafkaRaftClient.handleFetchSnapshotRequest``): no partition, so the leader, id, size
+    and position read as the schema's defaults, all 0 (``FetchSnapshotResponse.json``: no default is given)."""
+    return FetchSnapshotResponse(source=node.local_id, error=error, leader_epoch=0, leader_id=0,
+                                 correlation_id=req.correlation_id)
+
+
+def _unknown_partition_snapshot_response(node: RaftNode, req: FetchSnapshotRequest) -> FetchSnapshotResponse:
+    """``handleFetchSnapshotRequest`` for a partition other than the metadata log's: UNKNOWN_TOPIC_OR_PARTITION for
+    it (the answer's partition is not modelled), without ``addQuorumLeader``, so its leader reads as the schema's
+    default 0 in epoch 0, while the endpoints given are the quorum leader's (``singletonFetchSnapshotResponse``): a
+    receiver finds them for node 0 only if that node leads."""
+    endpoints = _leader_endpoints(node) if raft_state.leader_of(node.state) == 0 else ()
+    return FetchSnapshotResponse(source=node.local_id, partition_error=Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                                 leader_epoch=0, leader_id=0, leader_endpoints=endpoints,
+                                 correlation_id=req.correlation_id)
+
+
 def _handle_fetch_snapshot_request(node: RaftNode, req: FetchSnapshotRequest, now: int, jitter: int,
                                    out: Outputs) -> RaftNode:
     """``handleFetchSnapshotRequest`` (Kafka 4.3): the leader of the fetcher's epoch serves a chunk of at most
     ``max_bytes`` from ``position`` (:func:`raft_rules.snapshot_chunk_size`) and counts the fetcher as following
-    for check quorum (``updateCheckQuorumForFollowingVoter``; the replica's fetch position is not updated), KIP-630."""
+    for check quorum (``updateCheckQuorumForFollowingVoter``; the replica's fetch position is not updated), KIP-630.
+    A request naming no partition is refused as the 4.3 branch does since apache/kafka#23185 (4.3.1 throws)."""
     src = req.replica_id
     # A node of another cluster must not replicate this quorum's snapshots.
     if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(Send(destination=src, message=FetchSnapshotResponse(source=node.local_id,
-                                                                       error=Errors.INCONSISTENT_CLUSTER_ID,
-                                                                       correlation_id=req.correlation_id)))
+        out.append(Send(destination=src, message=_fetch_snapshot_error(node, req, Errors.INCONSISTENT_CLUSTER_ID)))
+        return node
+    # A request must name exactly one partition (``RaftUtil.hasValidTopicPartition``; Kafka 4.3.1 throws
+    # IndexOutOfBoundsException here instead).
+    if req.topic_partition is None:
+        out.append(Send(destination=src, message=_fetch_snapshot_error(node, req, Errors.INVALID_REQUEST)))
+        return node
+    # The quorum replicates one partition, the metadata log's: no other is hosted here.
+    if req.topic_partition != METADATA_PARTITION:
+        out.append(Send(destination=src, message=_unknown_partition_snapshot_response(node, req)))
         return node
     error = raft_rules.fetch_epoch_error(req.current_leader_epoch, node.state.epoch, type(node.state) is Leader)
     # validateLeaderOnlyRequest: only the leader of the fetcher's epoch serves its snapshots.
@@ -832,6 +1112,7 @@ def _snapshot_fetched(node: RaftNode, resp: FetchSnapshotResponse, now: int) -> 
         if log is None:
             raise RaftFatalError(f"Full log truncation expected but didn't happen. Snapshot of {resp.snapshot_id}")
         download = None
+        node = _update_partition_state(evolve(node, log=log))  # the snapshot's voter set (§3.14)
         try:
             hw = raft_rules.follower_high_watermark(hw, log.end_offset, log.start_offset)
         except ValueError as exc:
@@ -861,8 +1142,27 @@ def _handle_create_snapshot(node: RaftNode, op: CreateSnapshot, now: int, jitter
         raise InvalidSnapshotError(str(exc)) from exc
     if not created:
         return node
-    return evolve(node, log=raft_log.freeze_snapshot(node.log, Snapshot(end_offset=op.end_offset, epoch=op.epoch,
+    node = evolve(node, log=raft_log.freeze_snapshot(node.log, Snapshot(end_offset=op.end_offset, epoch=op.epoch,
                                                                         size=op.size)))
+    return node if node.dynamic is None else _snapshot_control_records(node, op.end_offset, op.epoch)
+
+
+def _snapshot_control_records(node: RaftNode, end_offset: int, epoch: int) -> RaftNode:
+    """A kraft.version 1 node's new snapshot starts with the kraft.version and voter set in force at its last contained
+    offset (``createSnapshot``: ``kraftVersionAtOffset``, ``voterSetAtOffset``); once frozen, the control-record
+    history before it is trimmed (``partitionState.truncateOldEntries``), §3.14."""
+    control = node.dynamic.control
+    last_contained = end_offset - 1
+    kraft_version = raft_voter_history.kraft_version_at_offset(control, last_contained)
+    voter_set = raft_voter_history.voter_set_at_offset(control, last_contained)
+    records: tuple[Any, ...] = ()
+    if raft_voters.is_reconfig_supported(kraft_version):
+        records = (raft_voters.KRaftVersionRecord(kraft_version=kraft_version),)
+        if voter_set is not None:
+            records += (raft_voters.to_voters_record(voter_set),)
+    dynamic = evolve(node.dynamic, snapshot_records=node.dynamic.snapshot_records.set((end_offset, epoch), records))
+    return _with_control(evolve(node, dynamic=dynamic),
+                         raft_voter_history.trim_control_records(control, end_offset))
 
 
 def snapshot_created(before: RaftNode, op: CreateSnapshot) -> bool:
@@ -980,7 +1280,8 @@ def _handle_describe_quorum_request(node: RaftNode, req: DescribeQuorumRequest, 
     As Kafka 4.3 writes them (``DescribeQuorumResponse.singletonErrorResponse``,
     ``DescribeQuorumRequest.getPartitionLevelErrorResponse``, ``RaftUtil.singletonDescribeQuorumResponse``): an
     error answer carries the error's message (from version 2, which has the field) and the partition's schema
-    defaults (leader 0, epoch 0, high watermark 0); a success leaves the message at its default, "".
+    defaults (leader 0, epoch 0, high watermark 0); a success leaves the message at its default, "". The nodes are the
+    voters' (a kraft.version 1 leader removed from the set is not among them).
     """
     # The quorum has one partition, the metadata log's: no other can be described.
     if req.topic_partition != METADATA_PARTITION:
@@ -994,7 +1295,8 @@ def _handle_describe_quorum_request(node: RaftNode, req: DescribeQuorumRequest, 
                                                                                NOT_LEADER_MESSAGE)))
         return node
     voters, observers, state = raft_leader.describe(state, now)
-    nodes = tuple(sorted(node.voter_endpoints.items())) if req.version >= 2 else ()
+    nodes = tuple(sorted((v, e) for v, e in node.voter_endpoints.items()
+                         if node.dynamic is None or v in node.voters)) if req.version >= 2 else ()
     out.append(Send(destination=req.source,
                     message=DescribeQuorumResponse(error=Errors.NONE, partition_error=Errors.NONE, error_message="",
                                                    leader_id=node.local_id, leader_epoch=state.epoch,
@@ -1008,6 +1310,250 @@ def _describe_quorum_error(req: DescribeQuorumRequest, error: Errors, message: s
     return DescribeQuorumResponse(error=Errors.NONE, partition_error=error,
                                   error_message=message if req.version >= 2 else "", leader_id=0, leader_epoch=0,
                                   high_watermark=0)
+
+
+# --------------------------------------------------------------------------------------------------
+# AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter on the leader (KIP-853, §3.15)
+
+
+def _leader_only_error(node: RaftNode, request_epoch: int) -> Optional[Errors]:
+    """``validateLeaderOnlyRequest``: the epoch rules of :func:`raft_rules.fetch_epoch_error`, then a leader shutting
+    down is BROKER_NOT_AVAILABLE."""
+    error = raft_rules.fetch_epoch_error(request_epoch, node.state.epoch, type(node.state) is Leader)
+    if error:
+        return Errors[error]
+    return Errors.BROKER_NOT_AVAILABLE if node.shutdown is not None else None
+
+
+def _reconfig_leader(node: RaftNode) -> raft_reconfig.ReconfigLeader:
+    """What the voter-change handlers read of the leader (a kraft.version 0 node reads an empty history: its
+    kraft.version is 0), and its in-memory voters (``volatileVoters``)."""
+    state = node.state
+    control = raft_voter_history.ControlRecordState() if node.dynamic is None else node.dynamic.control
+    listener = "CONTROLLER" if node.dynamic is None else node.dynamic.listener_name
+    return raft_reconfig.ReconfigLeader(epoch=state.epoch, control=control,
+                                        high_watermark=None if state.high_watermark < 0 else state.high_watermark,
+                                        operation_pending=node.voter_change is not None,
+                                        volatile_voters=state.volatile_voters, default_listener=listener)
+
+
+def _voter_change_response(api: str, destination: int, cid: int, error: Errors, message: Optional[str]) -> Send:
+    """``RaftUtil.addVoterResponse`` / ``removeVoterResponse``: the error and its message to the admin client."""
+    return Send(destination=destination,
+                message=VoterChangeResponse(api=api, error=error, error_message=message, correlation_id=cid))
+
+
+def _voter_change_done(node: RaftNode, error: Errors, message: Optional[str], out: Outputs) -> RaftNode:
+    """``LeaderState.resetAddVoterHandlerState`` / ``resetRemoveVoterHandlerState``: the pending change is answered
+    (unless it already was) and forgotten."""
+    change = node.voter_change
+    if not change.responded:
+        out.append(_voter_change_response(change.api, change.source, change.correlation_id, error, message))
+    return evolve(node, voter_change=None)
+
+
+def _expire_voter_change(node: RaftNode, now: int) -> tuple[RaftNode, Optional[Send]]:
+    """``LeaderState.maybeExpirePendingOperation``: a change whose timer (the request timeout) expired is answered
+    REQUEST_TIMED_OUT; returns the node and that answer, if any."""
+    change = node.voter_change
+    if change is None or now < change.deadline:
+        return node, None
+    out: Outputs = []
+    node = _voter_change_done(node, Errors.REQUEST_TIMED_OUT, None, out)
+    return node, out[0] if out else None
+
+
+def _maybe_complete_voter_change(node: RaftNode, out: Outputs) -> RaftNode:
+    """``AddVoterHandler`` / ``RemoveVoterHandler.highWatermarkUpdated``: once the high watermark passes the change's
+    VotersRecord (:func:`raft_reconfig.voter_change_committed`) it is answered NONE; a leader that removed itself then
+    resigns at the next poll (:func:`raft_reconfig.leader_resigns_after_removal`), §3.15."""
+    change, state = node.voter_change, node.state
+    if type(state) is not Leader or change.last_offset is None:
+        return node
+    if not raft_reconfig.voter_change_committed(None if state.high_watermark < 0 else state.high_watermark,
+                                                change.last_offset):
+        return node
+    node = _voter_change_done(node, Errors.NONE, None, out)
+    local = ReplicaKey(id=node.local_id, directory_id=node.directory_id)
+    if change.api == REMOVE_VOTER and raft_reconfig.leader_resigns_after_removal(
+            raft_voter_history.last_voter_set(node.dynamic.control), local):
+        node = evolve(node, state=evolve(node.state, resign_requested=True))
+    return node
+
+
+def _append_voters(node: RaftNode, voter_set: raft_voters.VoterSet, now: int, out: Outputs) -> tuple[RaftNode, int]:
+    """``LeaderState.appendVotersRecord``: the new voter set as a VotersRecord at the log end; (node, its offset)."""
+    offset = node.log.end_offset
+    return _leader_append(node, (raft_voters.to_voters_record(voter_set),), now, out), offset
+
+
+def _handle_add_voter_request(node: RaftNode, req: AddRaftVoterRequest, now: int, jitter: int,
+                              out: Outputs) -> RaftNode:
+    """``handleAddVoterRequest``: cluster id, leader only, then :func:`raft_reconfig.handle_add_voter_request`; a
+    valid add asks the new voter its kraft.version range (ApiVersions), unless a request is outstanding to it
+    (:func:`raft_reconfig.new_voter_not_ready`); the change's timer is the request timeout (§3.15)."""
+    src, cid = req.source, req.correlation_id
+    # A voter of another cluster must not join this quorum.
+    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
+        out.append(_voter_change_response(ADD_VOTER, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
+                                          f'The given id "{req.cluster_id}" doesn\'t match the cluster id '
+                                          f'"{node.cluster_id}"'))
+        return node
+    error = _leader_only_error(node, node.state.epoch)
+    # Only the leader changes the voters.
+    if error is not None:
+        out.append(_voter_change_response(ADD_VOTER, src, cid, error, None))
+        return node
+    node, expired = _expire_voter_change(node, now)
+    if expired is not None:
+        out.append(expired)
+    key = raft_voters.replica_key(req.voter_id, req.voter_directory_id)
+    listeners = raft_voters.listeners_of(req.listeners)
+    refusal = raft_reconfig.handle_add_voter_request(_reconfig_leader(node), key, listeners)
+    # The leader must be able to ask the new voter now.
+    if refusal is None and not _ready(node, key.id, now):
+        refusal = raft_reconfig.new_voter_not_ready(key)
+    if refusal is not None:
+        out.append(_voter_change_response(ADD_VOTER, src, cid, refusal.error, refusal.message))
+        return node
+    node = _send_request(node, key.id, ApiVersionsRequest(), now, out)
+    change = PendingVoterChange(api=ADD_VOTER, source=src, correlation_id=cid, voter_key=key, listeners=listeners,
+                                ack_when_committed=req.ack_when_committed,
+                                deadline=now + node.config.request_timeout_ms)
+    return evolve(node, voter_change=change)
+
+
+def _handle_api_versions_response(node: RaftNode, resp: ApiVersionsResponse, now: int, jitter: int,
+                                  out: Outputs) -> RaftNode:
+    """``handleApiVersionsResponse``: ignored unless the leader awaits it from the voter being added
+    (``expectingApiResponse``); then :func:`raft_reconfig.handle_add_voter_api_versions` aborts the add or appends the
+    voter set with the new voter, answered now if ``ack_when_committed`` is False; an error answer backs off
+    (§3.15)."""
+    if not _expected(node, resp.source, resp.correlation_id):
+        return node
+    change = node.voter_change
+    if (type(node.state) is not Leader or change is None or change.api != ADD_VOTER
+            or change.last_offset is not None or change.voter_key.id != resp.source):
+        return _answered(node, resp.source, resp.correlation_id, True, now)
+    replica = node.state.observer_states.get(change.voter_key.id, raft_state.ReplicaState())
+    caught_up = raft_reconfig.is_replica_caught_up(replica.last_caught_up_ms, replica.last_fetch_ms, now)
+    outcome = raft_reconfig.handle_add_voter_api_versions(_reconfig_leader(node), change.voter_key, change.listeners,
+                                                          resp.error, resp.kraft_version_range, caught_up)
+    if outcome.response is not None:
+        node = _voter_change_done(node, outcome.response.error, outcome.response.message, out)
+        return _answered(node, resp.source, resp.correlation_id, resp.error == Errors.NONE, now)
+    node, offset = _append_voters(node, outcome.append, now, out)
+    change = evolve(change, last_offset=offset)
+    if not change.ack_when_committed:
+        out.append(_voter_change_response(ADD_VOTER, change.source, change.correlation_id, Errors.NONE, None))
+        change = evolve(change, responded=True)
+    return _answered(evolve(node, voter_change=change), resp.source, resp.correlation_id, True, now)
+
+
+def _handle_remove_voter_request(node: RaftNode, req: RemoveRaftVoterRequest, now: int, jitter: int,
+                                 out: Outputs) -> RaftNode:
+    """``handleRemoveVoterRequest``: cluster id, leader only, then :func:`raft_reconfig.handle_remove_voter_request`;
+    the voter set without the voter is appended and the answer waits for it to commit or the request timeout
+    (§3.15)."""
+    src, cid = req.source, req.correlation_id
+    # A client of another cluster must not change this quorum.
+    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
+        out.append(_voter_change_response(REMOVE_VOTER, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
+                                          f'The given id "{req.cluster_id}" doesn\'t match the cluster id '
+                                          f'"{node.cluster_id}"'))
+        return node
+    error = _leader_only_error(node, node.state.epoch)
+    # Only the leader changes the voters.
+    if error is not None:
+        out.append(_voter_change_response(REMOVE_VOTER, src, cid, error, None))
+        return node
+    node, expired = _expire_voter_change(node, now)
+    if expired is not None:
+        out.append(expired)
+    key = raft_voters.replica_key(req.voter_id, req.voter_directory_id)
+    outcome = raft_reconfig.handle_remove_voter_request(_reconfig_leader(node), key)
+    if outcome.response is not None:
+        out.append(_voter_change_response(REMOVE_VOTER, src, cid, outcome.response.error, outcome.response.message))
+        return node
+    node, offset = _append_voters(node, outcome.append, now, out)
+    change = PendingVoterChange(api=REMOVE_VOTER, source=src, correlation_id=cid, voter_key=key, last_offset=offset,
+                                deadline=now + node.config.request_timeout_ms)
+    return evolve(node, voter_change=change)
+
+
+def _handle_update_voter_request(node: RaftNode, req: UpdateRaftVoterRequest, now: int, jitter: int,
+                                 out: Outputs) -> RaftNode:
+    """``handleUpdateVoterRequest``: cluster id, leader only for the request's epoch, then
+    :func:`raft_reconfig.handle_update_voter_request` (the sender's range: :data:`SUPPORTED_KRAFT_VERSIONS`); an update
+    is answered at once: kraft.version 1 appends the voter set with the voter's new node, kraft.version 0 replaces the
+    leader's in-memory voters and writes nothing; either way the voter counts as following for check quorum
+    (``UpdateVoterHandler.storeUpdatedVoters``), §3.15."""
+    src, cid = req.voter_id, req.correlation_id
+
+    def answer(error: Errors) -> None:
+        state = node.state
+        out.append(Send(destination=src, message=UpdateRaftVoterResponse(
+            source=node.local_id, error=error, leader_epoch=state.epoch, leader_id=raft_state.leader_of(state),
+            leader_endpoints=_leader_endpoints(node), correlation_id=cid)))
+
+    # A voter of another cluster must not change this quorum.
+    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
+        answer(Errors.INCONSISTENT_CLUSTER_ID)
+        return node
+    error = _leader_only_error(node, req.current_leader_epoch)
+    # Only the leader of the sender's epoch updates the voters.
+    if error is not None:
+        answer(error)
+        return node
+    node, expired = _expire_voter_change(node, now)
+    if expired is not None:
+        out.append(expired)
+    key = raft_voters.replica_key(req.voter_id, req.voter_directory_id)
+    outcome = raft_reconfig.handle_update_voter_request(_reconfig_leader(node), key,
+                                                        raft_voters.listeners_of(req.listeners),
+                                                        SUPPORTED_KRAFT_VERSIONS)
+    if outcome.append is not None:
+        node, _ = _append_voters(node, outcome.append, now, out)
+    if outcome.volatile_voters is not None:
+        node = evolve(node, state=evolve(node.state, volatile_voters=outcome.volatile_voters))
+    if outcome.response.error == Errors.NONE:
+        node = evolve(node, state=raft_leader.update_check_quorum_for_following_voter(node.state, key.id, now,
+                                                                                      node.config))
+    answer(outcome.response.error)
+    return node
+
+
+def _handle_update_voter_response(node: RaftNode, resp: UpdateRaftVoterResponse, now: int, jitter: int,
+                                  out: Outputs) -> RaftNode:
+    """``handleUpdateVoterResponse``: common handling (§3.8: INVALID_REQUEST is fatal), then NONE or UNSUPPORTED_VERSION
+    marks the leader updated (``setHasUpdatedLeader``: a kraft.version 0 voter sends it no more) and restarts the
+    follower's fetch timer as a fetch would; another error backs the connection off (``handleUnexpectedError``), so
+    the voter asks again after the next update-voter-set period."""
+    if not _expected(node, resp.source, resp.correlation_id):
+        return node
+    node, common = _common_response(node, resp.error, resp.leader_id, resp.leader_epoch, resp.leader_endpoints, now,
+                                    jitter, out)
+    if common is not None:
+        return _answered(node, resp.source, resp.correlation_id, common, now)
+    if resp.error not in (Errors.NONE, Errors.UNSUPPORTED_VERSION):
+        return _answered(node, resp.source, resp.correlation_id, False, now)  # ``handleUnexpectedError``
+    state = node.state
+    if not isinstance(state, Follower):  # ``followerStateOrThrow``
+        raise RaftFatalError(f"update voter response handled in state {state.role}")
+    node = evolve(node, state=evolve(state, has_updated_leader=True, fetch_deadline=now + node.config.fetch_timeout_ms))
+    return _answered(node, resp.source, resp.correlation_id, True, now)
+
+
+def _should_send_update_voter(node: RaftNode) -> bool:
+    """``shouldSendUpdateVoteRequest``: a kraft.version 1 voter whose node in the voter set differs from its own
+    (listeners, kraft.version range); under kraft.version 0 a voter whose leader has not answered it yet
+    (``hasUpdatedLeader``: every new leader learns its endpoints, as it does not persist them)."""
+    if node.dynamic is None:
+        return not node.state.has_updated_leader
+    control = node.dynamic.control
+    if not raft_voters.is_reconfig_supported(raft_voter_history.last_kraft_version(control)):
+        return not node.state.has_updated_leader
+    return raft_voters.voter_node_needs_update(raft_voter_history.last_voter_set(control), _local_voter_node(node))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1155,7 +1701,7 @@ def _ordered(targets: Any, order: tuple[int, ...]) -> list[int]:
 
 def _update_voter(node: RaftNode, now: int, out: Outputs) -> RaftNode:
     """``pollFollowerAsVoter`` once the update-voter-set period has passed (Kafka 4.3): under kraft.version 0 a voter
-    that has not updated this leader (``shouldSendUpdateVoteRequest``: never, as no answer is modelled) sends it
+    that has not updated this leader (:func:`_should_send_update_voter`) sends it
     UpdateRaftVoter instead of a Fetch, if nothing is outstanding to the leader (``maybeSendUpdateVoterRequest``),
     and then restarts the period; otherwise it sends nothing and tries again at the next poll."""
     state = node.state
@@ -1235,13 +1781,19 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
         node = _maybe_fire_leader_change(node)  # ``pollLeader`` first tells a caught-up listener
         if _leader_resigns(state, now, shutting_down):
             return _resign(node, now, jitter, out)
+        if node.voter_change is not None:
+            node, expired = _expire_voter_change(node, now)
+            if expired is not None:
+                out.append(expired)
         return _maybe_send_begin_quorum_epoch_requests(node, now, out, order)
     if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
         if node.is_voter:
             if now >= state.fetch_deadline:
                 return _to_prospective(node, now, jitter, out)
             if now >= state.update_voter_deadline:
-                return _update_voter(node, now, out)
+                if _should_send_update_voter(node):
+                    return _update_voter(node, now, out)
+                node = evolve(node, state=evolve(state, update_voter_deadline=now + node.config.fetch_timeout_ms))
         return _maybe_send_fetch_to_best_node(node, now, bootstrap, out)
     if isinstance(state, Unattached):
         if shutting_down:  # a voter without a leader: it stays until an epoch bump or the shutdown's end
@@ -1285,4 +1837,9 @@ _HANDLERS: dict[type, Callable[..., RaftNode]] = {
     Resign: _handle_resign,
     Shutdown: _handle_shutdown,
     Tick: _handle_tick,
+    AddRaftVoterRequest: _handle_add_voter_request,
+    RemoveRaftVoterRequest: _handle_remove_voter_request,
+    UpdateRaftVoterRequest: _handle_update_voter_request,
+    UpdateRaftVoterResponse: _handle_update_voter_response,
+    ApiVersionsResponse: _handle_api_versions_response,
 }

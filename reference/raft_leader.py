@@ -36,6 +36,38 @@ def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
     return evolve(leader, voter_states=voter_states, high_watermark=_with_high_watermark(leader, voter_states))
 
 
+def update_voter_and_observer_states(leader: Leader, voters: frozenset[int]) -> Leader:
+    """``LeaderState.updateVoterAndObserverStates``: the replica states follow the voter set in force (§3.14): each
+    voter keeps its state (a former observer's included, a new one unknown), a voter no longer in the set becomes an
+    observer with its state."""
+    if voters == leader.voter_states.keys():
+        return leader
+    voter_states = {v: leader.voter_states.get(v) or leader.observer_states.get(v) or ReplicaState()
+                    for v in sorted(voters)}
+    observers = {r: s for r, s in leader.observer_states.items() if r not in voters}
+    for replica_id, state in leader.voter_states.items():
+        if replica_id not in voters:
+            observers.setdefault(replica_id, state)
+    return evolve(leader, voter_states=FrozenMap(voter_states), observer_states=FrozenMap(observers))
+
+
+def update_local_state(leader: Leader, end_offset: int, voters: frozenset[int]) -> Leader:
+    """``LeaderState.updateLocalState`` with the voter set in force (kraft.version 1, §3.14): the leader's own end
+    offset (a voter's or, once removed, an observer's; a decrease raises ``ValueError``), then the replica states follow
+    the voter set (:func:`update_voter_and_observer_states`), then the HW over the voters alone."""
+    own_states = leader.voter_states if leader.local_id in leader.voter_states else leader.observer_states
+    own = own_states.get(leader.local_id, ReplicaState())
+    if own.end_offset > end_offset:
+        raise ValueError(f"non-monotonic update of the local end offset: {own.end_offset} -> {end_offset}")
+    own_states = own_states.set(leader.local_id, evolve(own, end_offset=end_offset))
+    if leader.local_id in leader.voter_states:
+        leader = evolve(leader, voter_states=own_states)
+    else:
+        leader = evolve(leader, observer_states=own_states)
+    leader = update_voter_and_observer_states(leader, voters)
+    return evolve(leader, high_watermark=_with_high_watermark(leader, leader.voter_states))
+
+
 def followed_replica_state(state: ReplicaState, fetch_offset: int, now: int, leader_end_offset: int) -> ReplicaState:
     """``ReplicaState.updateFollowerState``: the caught-up time first (now if the fetch reached the leader's end offset,
     else the previous fetch's time if it reached the end offset of then), then fetch time and end offset (§3.6)."""
@@ -51,9 +83,10 @@ def followed_replica_state(state: ReplicaState, fetch_offset: int, now: int, lea
 
 def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
                          config: QuorumConfig) -> Leader:
-    """``LeaderState.updateReplicaState`` after a valid Fetch: the replica's follower state; for a voter, then check
-    quorum (``updateCheckQuorumForFollowingVoter``) and the HW, which only voters move (§3.6, scenario 71)."""
-    own = leader.voter_states.get(leader.local_id)
+    """``LeaderState.updateReplicaState`` after a valid Fetch: the replica's follower state (against the leader's end
+    offset, an observer's once the leader was removed); for a voter, then check quorum
+    (``updateCheckQuorumForFollowingVoter``) and the HW, which only voters move (§3.6, scenario 71)."""
+    own = leader.voter_states.get(leader.local_id) or leader.observer_states.get(leader.local_id)
     leader_end_offset = -1 if own is None else own.end_offset
     if replica_id not in leader.voter_states:
         observer = followed_replica_state(leader.observer_states.get(replica_id, ReplicaState()), fetch_offset, now,

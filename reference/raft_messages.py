@@ -1,5 +1,6 @@
 """The KRaft RPCs as values: Vote (52), Fetch (1), BeginQuorumEpoch (53), EndQuorumEpoch (54), DescribeQuorum (55),
-FetchSnapshot (59).
+FetchSnapshot (59), AddRaftVoter (80), RemoveRaftVoter (81), UpdateRaftVoter (82) and the ApiVersions (18) exchange
+of an add (KIP-853).
 
 rules §3.4, §3.7–§3.10. Only the fields the rules read are kept. Every request carries a
 ``correlation_id`` that its response echoes, and every response its ``source`` node: the client handles
@@ -94,8 +95,9 @@ class FetchResponse:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FetchSnapshotRequest:
-    """FetchSnapshot (59, KIP-630) of ``__cluster_metadata-0``: the snapshot id (end offset, epoch), the byte
-    ``position`` to read from and at most ``max_bytes`` (``quorum.fetch.snapshot.max.bytes``)."""
+    """FetchSnapshot (59, KIP-630) of ``topic_partition`` (None: the request names no partition, no topic or a topic
+    without one): the snapshot id (end offset, epoch), the byte ``position`` to read from and at most ``max_bytes``
+    (``quorum.fetch.snapshot.max.bytes``)."""
 
     replica_id: int
     current_leader_epoch: int
@@ -104,6 +106,7 @@ class FetchSnapshotRequest:
     max_bytes: int
     replica_directory_id: Optional[str] = None
     cluster_id: Optional[str] = None
+    topic_partition: Optional[tuple[str, int]] = METADATA_PARTITION
     correlation_id: int = 0
 
 
@@ -196,7 +199,9 @@ class UpdateRaftVoterRequest:
     """UpdateRaftVoter (KIP-853) as a kraft.version-0 voter sends it to each new leader it follows: its id, directory,
     listeners and the epoch (``RaftUtil.updateVoterRequest``; the supported kraft.version range is not kept).
 
-    Only sent: the reference models neither the leader's answer nor its handling (``handleUpdateVoterRequest``).
+    The leader handles it (``handleUpdateVoterRequest``: kraft.version 1 writes it, 0 keeps it in memory); the sender's
+    supported kraft.version range is not on this value: a Kafka 4.x node states 0 to 1
+    (``raft.SUPPORTED_KRAFT_VERSIONS``).
     """
 
     voter_id: int
@@ -204,6 +209,71 @@ class UpdateRaftVoterRequest:
     voter_directory_id: Optional[str] = None
     listeners: tuple[str, ...] = ()
     cluster_id: Optional[str] = None
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterResponse:
+    """UpdateRaftVoter answer (KIP-853, ``RaftUtil.updateVoterResponse``): the error and the receiver's current leader
+    (epoch, id, endpoints) as the other quorum responses carry it."""
+
+    source: int
+    error: Errors = Errors.NONE
+    leader_epoch: int = -1
+    leader_id: int = -1
+    leader_endpoints: tuple[str, ...] = ()
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterRequest:
+    """AddRaftVoter (KIP-853) from an admin client ``source``: the new voter's id, directory id and listeners
+    (``NAME://host:port``); ``ack_when_committed`` False answers once the VotersRecord is appended (v1+)."""
+
+    voter_id: int
+    voter_directory_id: Optional[str] = None
+    listeners: tuple[str, ...] = ()
+    ack_when_committed: bool = True
+    cluster_id: Optional[str] = None
+    source: int = -1
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterRequest:
+    """RemoveRaftVoter (KIP-853) from an admin client ``source``: the voter's id and directory id."""
+
+    voter_id: int
+    voter_directory_id: Optional[str] = None
+    cluster_id: Optional[str] = None
+    source: int = -1
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoterChangeResponse:
+    """An AddRaftVoter (``api`` "AddRaftVoter") or RemoveRaftVoter answer: error code and message (None: null)."""
+
+    api: str
+    error: Errors = Errors.NONE
+    error_message: Optional[str] = None
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsRequest:
+    """ApiVersions, which the leader sends a voter being added to learn its supported kraft.version range."""
+
+    correlation_id: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsResponse:
+    """ApiVersions answer from ``source``: its error and its ``kraft.version`` supported range (None: not listed)."""
+
+    source: int
+    error: Errors = Errors.NONE
+    kraft_version_range: Optional[tuple[int, int]] = None
     correlation_id: int = 0
 
 

@@ -129,6 +129,13 @@ def handle_add_voter_request(leader: ReconfigLeader, voter_key: ReplicaKey,
     return None
 
 
+def new_voter_not_ready(voter_key: ReplicaKey) -> ReconfigResponse:
+    """``AddVoterHandler.handleAddVoterRequest``: the ApiVersions request cannot go to the new voter now (a request
+    outstanding or backing off there), so the add is refused at once (§3.15)."""
+    return ReconfigResponse(error=Errors.REQUEST_TIMED_OUT,
+                            message=f"New voter {_key_text(voter_key)} is not ready to receive requests")
+
+
 def is_replica_caught_up(last_caught_up_timestamp: int, last_fetch_timestamp: int, now: int) -> bool:
     """``LeaderState.isReplicaCaughtUp``: the observer has caught up with the leader's end offset once and fetched
     within the last hour (§3.15). Unknown timestamps are -1."""

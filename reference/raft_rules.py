@@ -228,6 +228,18 @@ def end_quorum_epoch_backoff(position: int, size: int, backoff_max_ms: int) -> i
     return min(backoff_max_ms, (backoff_max_ms >> (size - 1)) << (position - 1))
 
 
+def backing_off(now: int, failed_at: int, retry_backoff_ms: int) -> bool:
+    """``ConnectionState.isBackingOff``: a connection whose last request failed at ``failed_at`` sends nothing until
+    ``quorum.retry.backoff.ms`` have passed since (§3.13)."""
+    return now - failed_at < retry_backoff_ms
+
+
+def request_in_flight(now: int, sent_at: int, request_timeout_ms: int) -> bool:
+    """``ConnectionState.isInflight``: a request sent at ``sent_at`` is awaited until
+    ``controller.quorum.request.timeout.ms`` have passed; then the connection is ready again (§3.13)."""
+    return now - sent_at < request_timeout_ms
+
+
 def fetch_epoch_error(request_epoch: int, local_epoch: int, is_leader: bool) -> str:
     """``validateLeaderOnlyRequest``: older epoch FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, then
     NOT_LEADER_OR_FOLLOWER when not leader; "" when valid (§3.7)."""
@@ -274,4 +286,12 @@ def listener_caught_up(committed_end: int, epoch_start_offset: int) -> bool:
     to the listener only once it has been handed every committed record up to and including the epoch's start
     (next offset > epoch start offset), so the state machine has the whole committed state before it writes (§3.12)."""
     return committed_end > epoch_start_offset
+
+
+def listener_loads_snapshot(committed_end: int, starting: bool, high_watermark: int, log_start_offset: int) -> bool:
+    """``KafkaRaftClient.updateListenersProgress``: a listener behind the high watermark is handed the latest snapshot
+    (when there is one) instead of the log if it is new (next offset -1) or the log no longer holds its next offset
+    (§3.12, KIP-630)."""
+    next_offset = -1 if starting else committed_end
+    return next_offset < high_watermark and (starting or next_offset < log_start_offset)
 

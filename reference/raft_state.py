@@ -9,10 +9,13 @@ KIP-595 has a separate Voted state and no Prospective/Resigned; Kafka 4.x is fol
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kraftspec.reference import raft_rules
 from kraftspec.reference.frozen import EMPTY_MAP, FrozenMap, evolve
+
+if TYPE_CHECKING:  # raft_voters imports this module's ReplicaKey
+    from kraftspec.reference.raft_voters import VoterSet
 
 NO_LEADER = -1
 NEVER = 2**63 - 1  # a timer that never expires (Kafka's Long.MAX_VALUE)
@@ -71,11 +74,14 @@ class ListenerView:
     """What the state machine above Raft (a registered ``RaftClient.Listener``) has learnt, as
     ``KafkaRaftClient.ListenerContext`` tells it: the committed records handed over by ``handleCommit`` end at
     ``committed_end`` (exclusive), and ``handleLeaderChange`` last told it ``leader_id`` (-1 none) in ``epoch``
-    (``LeaderAndEpoch.UNKNOWN`` at first). The listener is taken to read and close each batch reader at once."""
+    (``LeaderAndEpoch.UNKNOWN`` at first); ``loaded_snapshot`` is the id of the snapshot last handed to
+    ``handleLoadSnapshot`` (``handleLoadBootstrap`` for the bootstrap checkpoint), None before any (KIP-630). The
+    listener is taken to read and close each batch reader at once."""
 
     committed_end: int = 0
     leader_id: int = NO_LEADER
     epoch: int = 0
+    loaded_snapshot: Optional[tuple[int, int]] = None
 
 
 SHUTDOWN_COMPLETED = "completed"
@@ -175,7 +181,9 @@ class ParkedFetch:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Leader:
     """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers;
-    ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next poll resigns)."""
+    ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next poll resigns);
+    ``volatile_voters`` a kraft.version 0 leader's in-memory voter set (``volatileVoters``), which UpdateRaftVoter
+    updates without writing the log (§3.15), None at kraft.version 1."""
 
     epoch: int
     local_id: int
@@ -188,6 +196,7 @@ class Leader:
     observer_states: FrozenMap[int, ReplicaState] = EMPTY_MAP
     fetched_voters: frozenset[int] = frozenset()
     resign_requested: bool = False
+    volatile_voters: Optional[VoterSet] = None
     role = raft_rules.LEADER
 
     @property
@@ -212,7 +221,8 @@ class Follower:
     ``fetching_snapshot`` the snapshot being fetched, if any (lost with the state, as its writer is closed).
 
     ``update_voter_deadline`` is ``FollowerState``'s update-voter-set period (the fetch timeout from the state's
-    start, restarted whenever it passes): then a voter tells the leader its endpoints (UpdateRaftVoter).
+    start, restarted whenever it passes): then a voter tells the leader its endpoints (UpdateRaftVoter);
+    ``has_updated_leader`` once this leader answered it NONE or UNSUPPORTED_VERSION (``hasUpdatedLeader``).
     """
 
     epoch: int
@@ -224,6 +234,7 @@ class Follower:
     has_fetched: bool = False
     update_voter_deadline: int = NEVER
     fetching_snapshot: Optional[SnapshotDownload] = None
+    has_updated_leader: bool = False
     role = raft_rules.FOLLOWER
 
 
@@ -312,16 +323,17 @@ def transition_to_unattached_voted(state: QuorumState, epoch: int, candidate: Re
 
 
 def transition_to_prospective(state: QuorumState, local_id: int, is_voter: bool, deadline: int) -> Prospective:
-    """``transitionToProspective``: from Unattached, Follower or Candidate, voters only; epoch unchanged (§3.2)."""
+    """``transitionToProspective``: voters only, never from Leader or Prospective; epoch unchanged (§3.2). A Resigned
+    node starts one only as the only voter, at ``KafkaRaftClient.initialize``."""
     if not raft_rules.can_start_election(is_voter):
         raise _illegal(state, "Prospective", f"node {local_id} is not a voter")
-    if isinstance(state, (Leader, Resigned, Prospective)):
-        raise _illegal(state, "Prospective", "only Unattached, Follower or Candidate may start an election")
+    if isinstance(state, (Leader, Prospective)):
+        raise _illegal(state, "Prospective", "a Leader or Prospective may not start an election")
     leader_id = NO_LEADER if isinstance(state, Candidate) else state.leader_id
     endpoints = state.leader_endpoints if isinstance(state, Follower) else ()
     return Prospective(epoch=state.epoch, election_deadline=deadline, granted=frozenset((local_id,)),
                        rejected=frozenset(), leader_id=leader_id, leader_endpoints=endpoints,
-                       voted_key=voted_key_of(state, local_id), high_watermark=state.high_watermark)
+                       voted_key=voted_key_of(state, local_id), high_watermark=getattr(state, "high_watermark", -1))
 
 
 def transition_to_candidate(state: QuorumState, local_id: int, deadline: int) -> Candidate:

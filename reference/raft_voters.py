@@ -104,6 +104,21 @@ def voter_node(voters: VoterSet, voter_id: int, listener: str) -> Optional[tuple
     return None if address is None else (voter_id, address[0], address[1])
 
 
+def endpoint_strings(voter_listeners: FrozenMap[str, tuple[str, int]]) -> tuple[str, ...]:
+    """A voter's listeners as the Raft messages carry them, ``NAME://host:port`` by listener name (§3.14)."""
+    return tuple(f"{name}://{host}:{port}" for name, (host, port) in sorted(voter_listeners.items()))
+
+
+def listeners_of(endpoints: tuple[str, ...]) -> FrozenMap[str, tuple[str, int]]:
+    """The inverse of :func:`endpoint_strings`: ``NAME://host:port`` strings as listener name -> (host, port)."""
+    parsed: dict[str, tuple[str, int]] = {}
+    for endpoint in endpoints:
+        name, _, address = endpoint.partition("://")
+        host, _, port = address.rpartition(":")
+        parsed[name] = (host, int(port))
+    return FrozenMap(parsed)
+
+
 def voter_node_needs_update(voters: VoterSet, updated: VoterNode) -> bool:
     """``VoterSet.voterNodeNeedsUpdate``: ``updated`` is a voter (by key) whose node differs from the stored one (§3.14)."""
     node = voters.voters.get(updated.voter_key.id)

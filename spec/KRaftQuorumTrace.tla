@@ -12,10 +12,16 @@
 (* bag is empty between steps.  A step (kind) is explained in phases:      *)
 (*   deliver  the environment puts the input message m in the bag (msg);   *)
 (*   act      N's handler of m (OnVoteRequest, OnVoteResponse,             *)
-(*            OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse;         *)
-(*            pre-votes and their answers included), or ClientAppend       *)
-(*            (append), Crash (restart), nothing (tick, clock, noappend:   *)
-(*            a refused append);                                           *)
+(*            OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse,         *)
+(*            OnFetchSnapshotRequest, OnFetchSnapshotResponse; pre-votes   *)
+(*            and their answers included), or ClientAppend (append),       *)
+(*            Crash (restart), HandleCreateSnapshot (create: the trace's id must *)
+(*            be the spec's, at N's high watermark), DeleteBeforeSnapshot  *)
+(*            (delete), nothing (tick, clock, noappend: a refused append;  *)
+(*            a create that gave no writer; a delete to no snapshot past   *)
+(*            the log start); a Fetch response is delivered as the answer  *)
+(*            to N's current snapshot download (N's one outstanding        *)
+(*            request was sent with it: a download starts on an answer);   *)
 (*   take     the bag holds exactly the reply the trace states (its stated *)
 (*            fields), and the environment takes it;                       *)
 (*   timer    N's timer may fire: the spec's Timeout (a voter becomes      *)
@@ -64,10 +70,14 @@ TraceInit ==
           /\ log = Own(x.log, <<>>)
           /\ flushed = Own(x.flushed, 0)
           /\ endOff = Own(x.endOff, NoOffsets)
+          /\ start = Own(x.start, 0)
+          /\ snaps = Own(x.snaps, {})
+          /\ fetchingSnap = Own(x.fetchingSnap, NoSnapshot)
     /\ msgs = <<>>
     /\ committed = <<>>
     /\ faults = 0
     /\ timeouts = 0
+    /\ snapshots = 0
     /\ i = 0
     /\ outside = ""
     /\ ph = "deliver"
@@ -75,6 +85,7 @@ TraceInit ==
     /\ Report(0, "")
 
 OneMessage(m) == [x \in {m} |-> 1]
+Delivered(m) == IF m.type = "FetchResp" THEN [m EXCEPT !.download = fetchingSnap[N]] ELSE m
 (* Message x has every field the trace states of message r (the replay compares only those too). *)
 Matches(x, r) == DOMAIN r \subseteq DOMAIN x /\ \A f \in DOMAIN r : x[f] = r[f]
 (* The bag b holds one message, which matches r. *)
@@ -84,7 +95,7 @@ HoldsOne(b, r) == \E x \in DOMAIN b : b = OneMessage(x) /\ Matches(x, r)
 TimeoutBounded(campaign) ==
     \/ epoch[N] >= MaxEpoch
     \/ timeouts >= MaxTimeouts
-    \/ campaign /\ Len(log[N]) >= MaxLogLen
+    \/ campaign /\ LEO(N) >= MaxLogLen
 
 (* Why the spec cannot judge step s from the current state ("" when it can). A Prospective's timer ends it in *)
 (* its epoch, back to its known leader or Unattached; its handlers do so only on losing the pre-vote or       *)
@@ -98,7 +109,10 @@ OutsideReason(s) ==
             "the node's pre-vote times out beyond MaxEpoch or MaxTimeouts"
       [] s.kind = "tick" /\ role[N] = "Resigned" /\ s.role = "Unattached" /\ TimeoutBounded(FALSE) ->
             "the resigned node's next epoch is beyond MaxEpoch or MaxTimeouts"
-      [] s.kind = "append" /\ role[N] = "Leader" /\ Len(log[N]) >= MaxLogLen -> "the log has reached MaxLogLen"
+      [] s.kind = "append" /\ role[N] = "Leader" /\ LEO(N) >= MaxLogLen -> "the log has reached MaxLogLen"
+      [] s.kind = "create" /\ s.created /\ snapshots >= MaxSnapshots -> "the snapshots have reached MaxSnapshots"
+      [] s.kind = "create" /\ s.created /\ ~(hw[N] > start[N] /\ s.snap = <<hw[N], EpochAt(N, hw[N] - 1)>>) ->
+            "the snapshot is not at the node's high watermark (the spec's state machine snapshots there)"
       [] s.kind = "restart" /\ faults >= MaxFaults -> "the crashes have reached MaxFaults"
       [] role[N] = "Leader" /\ s.role = "Resigned" /\ s.kind # "restart" ->
             "the leader resigns on check quorum (the spec's leaders never resign)"
@@ -110,12 +124,17 @@ Handle(m) ==
       [] m.type = "BeginEpoch" -> OnBeginQuorumEpoch(N, m)
       [] m.type = "FetchReq" -> OnFetchRequest(N, m)
       [] m.type = "FetchResp" -> OnFetchResponse(N, m)
+      [] m.type = "FetchSnapReq" -> OnFetchSnapshotRequest(N, m)
+      [] m.type = "FetchSnapResp" -> OnFetchSnapshotResponse(N, m)
 
 Act(s) ==
     CASE s.kind = "msg" -> Handle(s.m)
       [] s.kind = "append" -> ClientAppend(N)
       [] s.kind = "noappend" -> role[N] # "Leader" /\ UNCHANGED vars
       [] s.kind = "restart" -> Crash(N)
+      [] s.kind = "create" /\ s.created -> HandleCreateSnapshot(N)
+      [] s.kind = "delete" /\ s.snap \in snaps[N] /\ s.snap[1] > start[N] ->
+            DeleteBeforeSnapshot(N) /\ start'[N] = s.snap[1]
       [] OTHER -> UNCHANGED vars
 
 (* N's timer, polled after every input but a restart or a clock change: nothing, or the spec's Timeout. *)
@@ -126,20 +145,23 @@ Timer(s) ==
 SendAction(r) ==
     CASE r.type = "VoteReq" -> MaybeSendVoteRequests(N, r.dst)
       [] r.type = "BeginEpoch" -> MaybeSendBeginQuorumEpochRequests(N, r.dst)
-      [] r.type = "FetchReq" -> MaybeSendFetchOrFetchSnapshot(N, r.dst)
+      [] r.type \in {"FetchReq", "FetchSnapReq"} -> MaybeSendFetchOrFetchSnapshot(N, r.dst)
 
 EpochCache(l) == {<<l[p], p - 1>> : p \in {q \in DOMAIN l : q = 1 \/ l[q - 1] # l[q]}}
 
-(* N's variables against the stated post-state. *)
+(* N's variables against the stated post-state (the epoch cache of a log with snapshots is not judged: it *)
+(* depends on how the log came to start where it does, which the spec's state forgets).                    *)
 PostOK(s) ==
     LET st == s.stated
         p == s.post
     IN /\ "epoch" \in st => epoch[N] = p.epoch
        /\ "log" \in st => log[N] = p.log
        /\ "flushed" \in st => flushed[N] = p.flushed
-       /\ "leo" \in st => Len(log[N]) = p.leo
-       /\ "lfe" \in st => LastEpoch(log[N]) = p.lfe
-       /\ "cache" \in st => EpochCache(log[N]) = p.cache
+       /\ "leo" \in st => LEO(N) = p.leo
+       /\ "lfe" \in st => LastEpochOf(N) = p.lfe
+       /\ "cache" \in st => snaps[N] # {} \/ EpochCache(log[N]) = p.cache
+       /\ "start" \in st => start[N] = p.start
+       /\ "latest" \in st => IF snaps[N] = {} THEN p.latest = NoSnapshot ELSE Latest(N) = p.latest
        /\ "qepoch" \in st => epoch[N] = p.qepoch
        /\ "role" \in st => role[N] = p.role
        /\ "leader" \in st => leader[N] = p.leader
@@ -154,10 +176,10 @@ TraceNext ==
               THEN /\ outside' = OutsideReason(S)
                    /\ UNCHANGED <<vars, t, i, ph, k>>
                    /\ Report(i, outside')
-              ELSE /\ msgs' = IF S.kind = "msg" THEN OneMessage(S.m) ELSE msgs
+              ELSE /\ msgs' = IF S.kind = "msg" THEN OneMessage(Delivered(S.m)) ELSE msgs
                    /\ ph' = "act"
                    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
-                                  committed, faults, timeouts, t, i, outside, k>>
+                                  committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, t, i, outside, k>>
          [] ph = "act" ->
               /\ Act(S)
               /\ ph' = "take"
@@ -167,7 +189,7 @@ TraceNext ==
               /\ msgs' = <<>>
               /\ ph' = "timer"
               /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
-                             committed, faults, timeouts, t, i, outside, k>>
+                             committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, t, i, outside, k>>
          [] ph = "timer" ->
               /\ Timer(S)
               /\ ph' = "send"
@@ -182,7 +204,7 @@ TraceNext ==
               /\ k' = k + 1
               /\ ph' = "send"
               /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
-                             committed, faults, timeouts, t, i, outside>>
+                             committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, t, i, outside>>
          [] ph = "send" /\ k = Len(S.reqs) ->
               /\ S.readable
               /\ PostOK(S)

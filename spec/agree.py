@@ -36,6 +36,9 @@ COMPONENTS: dict[str, str] = {
     "raft": "kraftspec.spec.agree_raft",
     "controller": "kraftspec.spec.agree_controller",
     "voters": "kraftspec.spec.agree_voters",
+    "features": "kraftspec.spec.agree_features",
+    "shutdown": "kraftspec.spec.agree_shutdown",
+    "listener": "kraftspec.spec.agree_listener",
 }
 SPEC_DIR = Path(__file__).resolve().parent
 
@@ -59,6 +62,8 @@ class AgreementModel(Generic[S]):
     successors: Callable[[S, Mapping[str, TlaValue]], Iterable[Step[S]]]
     project: Callable[[S], Mapping[str, TlaValue]]
     deep: bool = False  # explore under the spec's ``.deep.cfg`` (see :meth:`deepened`)
+    extra_configs: tuple[str, ...] = ()  # ``<Spec>.<name>.cfg`` agreed too (smaller bounds for more actions)
+    config: str = ""  # which of ``extra_configs`` this model runs under ("": the spec's own ``.cfg``)
 
     @property
     def module_path(self) -> Path:
@@ -66,7 +71,18 @@ class AgreementModel(Generic[S]):
 
     @property
     def config_path(self) -> Path:
-        return SPEC_DIR / f"{self.spec_module}{'.deep' if self.deep else ''}.cfg"
+        named = f".{self.config}" if self.config else ""
+        return SPEC_DIR / f"{self.spec_module}{named}{'.deep' if self.deep else ''}.cfg"
+
+    @property
+    def run_name(self) -> str:
+        """The spec's name in reports, with the config's when it is one of ``extra_configs``."""
+        return f"{self.spec_module} ({self.config_path.name})" if self.config else self.spec_module
+
+    def under_each_config(self) -> "list[AgreementModel[S]]":
+        """This model under the spec's ``.cfg``, then under each of ``extra_configs`` (what ``agree`` and the main
+        job run)."""
+        return [self] + [replace(self, config=name) for name in self.extra_configs]
 
     def deepened(self) -> "Optional[AgreementModel[S]]":
         """This model under the spec's deeper bounds (its ``.deep.cfg``), or None when the spec has none."""

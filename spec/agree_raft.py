@@ -3,10 +3,15 @@
 Each node is a ``raft.RaftNode`` and every spec action calls the reference: ``Timeout`` ~ ``raft._to_prospective``
 (a Prospective: ``raft._prospective_lost``; a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
 ``HandleVoteResponse`` / ``HandleBeginQuorumEpochRequest`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
-handler of that message in ``raft.py``, ``ClientAppend`` ~ ``raft._handle_append``, ``Crash`` ~ ``raft.restart``;
+handler of that message in ``raft.py`` (``HandleFetchSnapshotRequest`` / ``HandleFetchSnapshotResponse`` too),
+``ClientAppend`` ~ ``raft._handle_append``, ``Crash`` ~ ``raft.restart``, ``HandleCreateSnapshot`` ~
+``raft._handle_create_snapshot`` (at the node's high watermark, in the epoch of the last record it covers, when
+``raft.snapshot_created`` says the state machine gets a writer), ``DeleteBeforeSnapshot`` ~
+``raft._handle_delete_before_snapshot`` (for each snapshot past the log start, at most the high watermark);
 ``MaybeSendVoteRequests`` builds its request with ``raft._vote_request`` (a pre-vote from a Prospective),
 ``MaybeSendFetchOrFetchSnapshot`` takes the Fetch requests of the node's poll (``raft._poll``:
-``raft._maybe_send_fetch_to_any_bootstrap`` / ``raft._maybe_send_fetch_to_best_node``).
+``raft._maybe_send_fetch_to_any_bootstrap`` / ``raft._maybe_send_fetch_to_best_node``; a Follower fetching a
+snapshot sends its leader the FetchSnapshot of ``raft._maybe_send_fetch_or_fetch_snapshot``).
 
 What the spec abstracts, and how this projection follows it:
 
@@ -18,8 +23,13 @@ What the spec abstracts, and how this projection follows it:
 * Correlation ids: a response taken from the bag is handed to the handler as the answer to the request the node
   has outstanding (its in-flight entry is set just before, and is empty again after). The spec takes a Vote
   response only while the node is a Candidate (a pre-vote's: a Prospective) of the epoch the request was sent in,
-  and a Fetch response only at the position (offset, last fetched epoch) it answers and never at a Prospective
-  (``transitionToProspective`` resets every connection); other responses are discarded, as Kafka drops them.
+  and a Fetch response only at the position (offset, last fetched epoch) and snapshot download it answers and never
+  at a Prospective (``transitionToProspective`` resets every connection); other responses are discarded, as Kafka
+  drops them.
+* Snapshots (KIP-630) are one chunk: every snapshot the state machine creates has ``SNAPSHOT_SIZE`` bytes, smaller
+  than a FetchSnapshot's ``max_bytes``, so the first (position 0) answer carries it whole; the spec's messages carry
+  the snapshot id only (a FetchSnapshot response also the id it was asked for, standing for its correlation id: it
+  is taken only while the node downloads that snapshot).
 * Messages in the bag hold the spec's fields only; log entries travel as their epochs (their records are not
   carried, as the spec's logs hold epochs only); BeginQuorumEpoch responses are not modelled.
 * Hidden reference state (timers, replica fetch times, acknowledgements, a Candidate's rejected votes, record
@@ -38,8 +48,13 @@ from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_messages import (
     Append,
     BeginQuorumEpochRequest,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
+    InvalidSnapshotError,
     VoteRequest,
     VoteResponse,
 )
@@ -62,6 +77,9 @@ CORRELATION_ID = 1
 CONFIG = QuorumConfig(fetch_max_wait_ms=0)
 DATA = "client-record"
 NO_NODE = -1
+NO_SNAPSHOT = (-1, -1)
+SNAPSHOT_SIZE = 1
+"""The bytes of every snapshot the state machine creates: one FetchSnapshot chunk."""
 ENVIRONMENT_ACTIONS = frozenset({"Timeout", "ClientAppend", "Crash", "Drop", "Duplicate"})
 """Actions of ``KRaftQuorum.tla``'s ``Next`` that move the environment (timers, clients, crashes, the network)."""
 
@@ -77,6 +95,7 @@ class ExploredState:
     committed: tuple[int, ...] = ()
     faults: int = 0
     timeouts: int = 0
+    snapshots: int = 0
     node_hashes: tuple[int, ...] = field(default=(), compare=False, repr=False)  # kept by ``_with``
 
     def __post_init__(self) -> None:
@@ -85,11 +104,12 @@ class ExploredState:
 
     def __hash__(self) -> int:
         """Hashes the nodes' hashes (a node left unchanged by a step is not hashed again)."""
-        return hash((self.node_hashes, self.msgs, self.committed, self.faults, self.timeouts))
+        return hash((self.node_hashes, self.msgs, self.committed, self.faults, self.timeouts, self.snapshots))
 
 
 def _bounds(constants: Mapping[str, TlaValue]) -> dict[str, int]:
-    return {k: int(constants[k]) for k in ("MaxEpoch", "MaxLogLen", "MaxMsgs", "MaxFaults", "MaxTimeouts")}
+    return {k: int(constants[k])
+            for k in ("MaxEpoch", "MaxLogLen", "MaxMsgs", "MaxFaults", "MaxTimeouts", "MaxSnapshots")}
 
 
 def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
@@ -119,18 +139,20 @@ def _fetch_in_flight(msgs: FrozenMap[Message, int], n: int) -> bool:
                for m in msgs)
 
 
-def _poll_fetches(node: raft.RaftNode) -> dict[int, FetchRequest]:
-    """The Fetch requests of the node's poll at time 0 by destination, over every bootstrap draw, with nothing in
-    flight and, for a Follower, with its leader's Fetch timed out (``raft._maybe_send_fetch_to_best_node``)."""
+def _poll_fetches(node: raft.RaftNode) -> set[tuple[int, FetchRequest | FetchSnapshotRequest]]:
+    """The Fetch and FetchSnapshot requests of the node's poll at time 0 with their destinations, over every bootstrap
+    draw, with nothing in flight and, for a Follower, with its leader's Fetch timed out
+    (``raft._maybe_send_fetch_to_best_node``)."""
     pollings = [FrozenMap()]
     if isinstance(node.state, Follower):
         pollings.append(FrozenMap({node.state.leader_id: (CORRELATION_ID, NOW - CONFIG.request_timeout_ms)}))
-    fetches: dict[int, FetchRequest] = {}
+    fetches: set[tuple[int, FetchRequest | FetchSnapshotRequest]] = set()
     for inflight in pollings:
         for draw in range(len(node.voters)):
             out: list[Any] = []
             raft._poll(evolve(node, inflight=inflight), NOW, JITTER, draw, out)
-            fetches.update((s.destination, s.message) for s in out if isinstance(s.message, FetchRequest))
+            fetches.update((s.destination, s.message) for s in out
+                           if isinstance(s.message, (FetchRequest, FetchSnapshotRequest)))
     return fetches
 
 
@@ -153,9 +175,11 @@ def _epochs(entries: Any) -> tuple[int, ...]:
 
 
 def _committed(state: ExploredState, node: raft.RaftNode) -> tuple[int, ...]:
-    """The spec's history variable: the leader's HW prefix when it is longer than what was committed."""
-    hw = node.state.high_watermark
-    return _epochs(node.log.entries[:hw]) if hw > len(state.committed) else state.committed
+    """The spec's history variable: the leader's HW prefix when it is longer than what was committed (before its log
+    start, what was committed: the spec's ``FullLog``)."""
+    hw, start = node.state.high_watermark, node.log.start_offset
+    return state.committed[:start] + _epochs(node.log.entries[:hw - start]) if hw > len(state.committed) \
+        else state.committed
 
 
 def _with(state: ExploredState, index: int, node: raft.RaftNode, **changes: Any) -> ExploredState:
@@ -163,7 +187,8 @@ def _with(state: ExploredState, index: int, node: raft.RaftNode, **changes: Any)
     hashes = state.node_hashes if node is state.nodes[index] else (
         state.node_hashes[:index] + (hash(node),) + state.node_hashes[index + 1:])
     return ExploredState(nodes, changes.get("msgs", state.msgs), changes.get("committed", state.committed),
-                         changes.get("faults", state.faults), changes.get("timeouts", state.timeouts), hashes)
+                         changes.get("faults", state.faults), changes.get("timeouts", state.timeouts),
+                         changes.get("snapshots", state.snapshots), hashes)
 
 
 def _timeout(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
@@ -205,9 +230,10 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
     if state.faults < bounds["MaxFaults"]:
         yield Step("Crash", f"restart(node {n})", _with(state, index, raft.restart(node, NOW, JITTER),
                                                          faults=state.faults + 1))
+    yield from _snapshot_moves(state, index, bounds)
     if _in_flight(state.msgs) >= bounds["MaxMsgs"]:
         return
-    fetches = _poll_fetches(node) if not _fetch_in_flight(state.msgs, n) else {}
+    fetches = _poll_fetches(node) if not _fetch_in_flight(state.msgs, n) else set()
     for v in sorted(node.voters):
         sends = []
         if _asks_vote(node, v):
@@ -218,13 +244,50 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
         if role == "Leader" and v != n:
             sends.append(("MaybeSendBeginQuorumEpochRequests",
                           record(type="BeginEpoch", src=n, dst=v, epoch=node.state.epoch)))
-        if v in fetches:
-            req = fetches[v]
-            sends.append(("MaybeSendFetchOrFetchSnapshot",
-                          record(type="FetchReq", src=n, dst=v, epoch=req.current_leader_epoch,
-                                 offset=req.fetch_offset, lastEpoch=req.last_fetched_epoch)))
+        for dst, req in sorted(fetches, key=repr):
+            if dst == v and isinstance(req, FetchRequest):
+                sends.append(("MaybeSendFetchOrFetchSnapshot",
+                              record(type="FetchReq", src=n, dst=v, epoch=req.current_leader_epoch,
+                                     offset=req.fetch_offset, lastEpoch=req.last_fetched_epoch,
+                                     download=_downloading(node))))
+            elif dst == v:
+                sends.append(("MaybeSendFetchOrFetchSnapshot",
+                              record(type="FetchSnapReq", src=n, dst=v, epoch=req.current_leader_epoch,
+                                     snapshot=req.snapshot_id)))
         for action, m in sends:
             yield Step(action, f"node {n} sends {action} to {v}", _with(state, index, node, msgs=_add(state.msgs, m)))
+
+
+def _snapshot_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Iterator[Step[ExploredState]]:
+    """``HandleCreateSnapshot`` at the node's high watermark and ``DeleteBeforeSnapshot`` to each snapshot past the log
+    start within it; an input the reference refuses (``InvalidSnapshotError``) is no step, so the spec's shows as a
+    difference."""
+    node = state.nodes[index]
+    n, hw, log = node.local_id, getattr(node.state, "high_watermark", -1), node.log
+    if state.snapshots < bounds["MaxSnapshots"] and hw > log.start_offset:
+        op = CreateSnapshot(end_offset=hw, epoch=log.entries[hw - 1 - log.start_offset].epoch, size=SNAPSHOT_SIZE)
+        if raft.snapshot_created(node, op):
+            try:
+                after, _ = _call(raft._handle_create_snapshot, node, op)
+            except InvalidSnapshotError:
+                pass
+            else:
+                yield Step("HandleCreateSnapshot", f"step(node {n}, {op})",
+                           _with(state, index, after, snapshots=state.snapshots + 1))
+    for snapshot in log.snapshots:
+        if log.start_offset < snapshot.end_offset <= max(hw, 0):
+            op_ = DeleteBeforeSnapshot(end_offset=snapshot.end_offset, epoch=snapshot.epoch)
+            try:
+                after, _ = _call(raft._handle_delete_before_snapshot, node, op_)
+            except InvalidSnapshotError:
+                continue
+            yield Step("DeleteBeforeSnapshot", f"step(node {n}, {op_})", _with(state, index, after))
+
+
+def _downloading(node: raft.RaftNode) -> tuple[int, int]:
+    """The id of the snapshot a Follower is fetching (the spec's ``fetchingSnap``), else ``NO_SNAPSHOT``."""
+    download = getattr(node.state, "fetching_snapshot", None)
+    return NO_SNAPSHOT if download is None else (download.end_offset, download.epoch)
 
 
 def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
@@ -262,15 +325,38 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
         resp = send.message
         reply = record(type="FetchResp", src=node.local_id, dst=src, epoch=resp.leader_epoch, leader=resp.leader_id,
                        error=resp.partition_error.name, hw=resp.high_watermark, diverging=resp.diverging_epoch,
-                       entries=_epochs(resp.records), offset=m["offset"], lastEpoch=m["lastEpoch"])
+                       snapshot=resp.snapshot_id, entries=_epochs(resp.records), offset=m["offset"],
+                       lastEpoch=m["lastEpoch"], download=m["download"])
         committed = _committed(state, after) if isinstance(after.state, Leader) else state.committed
         return _with(state, index, after, msgs=_add(msgs, reply), committed=committed)
-    if ((m["offset"], m["lastEpoch"]) != (node.log.end_offset, node.log.last_fetched_epoch)
+    if kind == "FetchSnapReq":
+        after, out = _call(raft._handle_fetch_snapshot_request, node,
+                           FetchSnapshotRequest(replica_id=src, current_leader_epoch=m["epoch"],
+                                                snapshot_id=m["snapshot"], position=0,
+                                                max_bytes=CONFIG.fetch_snapshot_max_bytes))
+        (send,) = out
+        resp = send.message
+        reply = record(type="FetchSnapResp", src=node.local_id, dst=src, epoch=resp.leader_epoch,
+                       leader=resp.leader_id, error=resp.partition_error.name, snapshot=resp.snapshot_id,
+                       reqSnapshot=m["snapshot"])
+        return _with(state, index, after, msgs=_add(msgs, reply))
+    if kind == "FetchSnapResp":
+        if _downloading(node) != m["reqSnapshot"]:
+            return _with(state, index, node, msgs=msgs)
+        whole = SNAPSHOT_SIZE if m["error"] == "NONE" else 0
+        after, _ = _call(raft._handle_fetch_snapshot_response, _answering(node, src),
+                         FetchSnapshotResponse(source=src, partition_error=Errors[m["error"]],
+                                               leader_epoch=m["epoch"], leader_id=m["leader"],
+                                               snapshot_id=m["snapshot"], size=whole, position=0, chunk=whole,
+                                               correlation_id=CORRELATION_ID))
+        return _with(state, index, after, msgs=msgs)
+    if ((m["offset"], m["lastEpoch"], m["download"]) != (node.log.end_offset, node.log.last_fetched_epoch,
+                                                          _downloading(node))
             or isinstance(node.state, Prospective)):
         return _with(state, index, node, msgs=msgs)
     response = FetchResponse(source=src, error=Errors.NONE, partition_error=Errors[m["error"]],
                              leader_epoch=m["epoch"], leader_id=m["leader"], leader_endpoints=(),
-                             high_watermark=m["hw"], log_start_offset=0,
+                             high_watermark=m["hw"], log_start_offset=0, snapshot_id=m["snapshot"],
                              diverging_epoch=m["diverging"], records=tuple(LogEntry(epoch=e) for e in m["entries"]),
                              correlation_id=CORRELATION_ID)
     after, _ = _call(raft._handle_fetch_response, _answering(node, src), response)
@@ -279,7 +365,8 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
 
 _HANDLE = {"VoteReq": "HandleVoteRequest", "VoteResp": "HandleVoteResponse",
            "BeginEpoch": "HandleBeginQuorumEpochRequest", "FetchReq": "HandleFetchRequest",
-           "FetchResp": "HandleFetchResponse"}
+           "FetchResp": "HandleFetchResponse", "FetchSnapReq": "HandleFetchSnapshotRequest",
+           "FetchSnapResp": "HandleFetchSnapshotResponse"}
 
 
 def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
@@ -292,10 +379,12 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
         yield Step(_HANDLE[m["type"]], f"node {m['dst']} handles {dict(m)}", _deliver(state, index, m))
         if state.faults < bounds["MaxFaults"]:
             yield Step("Drop", f"lose {dict(m)}", ExploredState(state.nodes, _remove(state.msgs, m), state.committed,
-                                                                 state.faults + 1, state.timeouts, state.node_hashes))
+                                                                 state.faults + 1, state.timeouts, state.snapshots,
+                                                                 state.node_hashes))
             yield Step("Duplicate", f"duplicate {dict(m)}", ExploredState(state.nodes, _add(state.msgs, m),
                                                                           state.committed, state.faults + 1,
-                                                                          state.timeouts, state.node_hashes))
+                                                                          state.timeouts, state.snapshots,
+                                                                          state.node_hashes))
 
 
 def _end_offsets(node: raft.RaftNode) -> tuple[int, ...]:
@@ -305,7 +394,8 @@ def _end_offsets(node: raft.RaftNode) -> tuple[int, ...]:
     return tuple(-1 for _ in voters)
 
 
-_PER_NODE = ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed", "endOff")
+_PER_NODE = ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed", "endOff",
+             "start", "snaps", "fetchingSnap")
 
 
 def _node_row(node: raft.RaftNode) -> tuple[TlaValue, ...]:
@@ -324,24 +414,29 @@ def _node_row(node: raft.RaftNode) -> tuple[TlaValue, ...]:
         _epochs(node.log.entries),
         node.log.flushed_end_offset,
         _end_offsets(node),
+        node.log.start_offset,
+        frozenset(s.id for s in node.log.snapshots),
+        _downloading(node),
     )
 
 
 def project(state: ExploredState) -> dict[str, TlaValue]:
-    """The spec's variables, each a function of the node id (``role``, ``epoch``, ... ``endOff``), then ``msgs``."""
+    """The spec's variables, each a function of the node id (``role``, ``epoch``, ... ``fetchingSnap``), then ``msgs``
+    and the history and bound counters."""
     ids = tuple(node.local_id for node in state.nodes)
     is_sequence = ids == tuple(range(1, len(ids) + 1))  # ``fn``'s test, once for all variables
     columns = zip(*map(_node_row, state.nodes))
     projected: dict[str, TlaValue] = {name: column if is_sequence else Fn(zip(ids, column))
                                       for name, column in zip(_PER_NODE, columns)}
     projected.update(msgs=Fn(dict(state.msgs)) if state.msgs else (), committed=state.committed,
-                     faults=state.faults, timeouts=state.timeouts)
+                     faults=state.faults, timeouts=state.timeouts, snapshots=state.snapshots)
     return projected
 
 
 MODEL: AgreementModel[ExploredState] = AgreementModel(
     component="raft",
     spec_module="KRaftQuorum",
+    extra_configs=("snapshots",),  # KRaftQuorum.snapshots.cfg: snapshots (KIP-630) under smaller bounds
     initial_states=initial_states,
     successors=successors,
     project=project,

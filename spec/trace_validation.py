@@ -27,6 +27,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 from kraftspec.spec import trace_validation_broker, trace_validation_partition
 from kraftspec.spec import trace_validation_controller
 from kraftspec.spec import trace_validation_raft
+from kraftspec.spec import trace_validation_features
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcError, run_tlc
@@ -34,11 +35,14 @@ from kraftspec.spec.trace_validation_common import SPEC_DIR, Encoded, TraceModul
 from kraftspec.traces.format.envelope import Trace
 
 BATCH = 1000
-MODULES: dict[str, TraceModule] = {m.component: m for m in (trace_validation_broker.MODULE,
-                                                             trace_validation_partition.MODULE,
-                                                             trace_validation_controller.MODULE,
-                                                             trace_validation_raft.MODULE)}
-"""The components with a trace-validation module, by trace-format component name."""
+MODULES: dict[str, tuple[TraceModule, ...]] = {
+    "broker": (trace_validation_broker.MODULE, trace_validation_features.MODULE),
+    "partition": (trace_validation_partition.MODULE,),
+    "controller": (trace_validation_controller.MODULE,),
+    "raft": (trace_validation_raft.MODULE,)}
+"""The trace-validation modules of each trace-format component: a trace goes to the first whose spec can start from
+its initial state (a broker trace of ``FeatureLevels.tla``'s controller to ``trace_validation_features``); a trace
+none can start from is outside for the first module's reason."""
 _REPORT = re.compile(r'<<\s*"kraftspec-trace",\s*(\d+),\s*(\d+),\s*"((?:[^"\\]|\\.)*)"\s*>>')
 """A trace module's ``Report`` line; TLC breaks a tuple wider than its line width over several lines."""
 
@@ -128,21 +132,23 @@ def validate(traces: Iterable[Trace], *, batch: int = BATCH, timeout_s: float = 
         if trace.component not in MODULES:
             verdicts[n] = SpecVerdict("outside", None, f"initial state: component {trace.component!r} has no "
                                                       f"trace-validation module (known: {', '.join(sorted(MODULES))})")
-    for component, trace_module in MODULES.items():
+    for component, modules in MODULES.items():
         mine = [n for n, trace in enumerate(traces) if trace.component == component]
-        if not mine:
-            continue
-        constants = trace_module.bounds()
-        encoded = {n: trace_module.encode(traces[n], constants) for n in mine}
-        for n, e in encoded.items():
-            if e.init is None:
-                verdicts[n] = SpecVerdict("outside", None, e.cut_reason)
-        runnable = [n for n in mine if encoded[n].init is not None]
-        for start in range(0, len(runnable), batch):
-            chunk = runnable[start:start + batch]
-            reached = _run_batch(trace_module, [encoded[n] for n in chunk], constants, timeout_s, workers)
-            for position, n in enumerate(chunk, start=1):
-                verdicts[n] = _verdict(encoded[n], reached.get(position))
+        for trace_module in modules:
+            if not mine:
+                break
+            constants = trace_module.bounds()
+            encoded = {n: trace_module.encode(traces[n], constants) for n in mine}
+            for n, e in encoded.items():
+                if e.init is None and verdicts[n] is None:
+                    verdicts[n] = SpecVerdict("outside", None, e.cut_reason)
+            runnable = [n for n in mine if encoded[n].init is not None]
+            for start in range(0, len(runnable), batch):
+                chunk = runnable[start:start + batch]
+                reached = _run_batch(trace_module, [encoded[n] for n in chunk], constants, timeout_s, workers)
+                for position, n in enumerate(chunk, start=1):
+                    verdicts[n] = _verdict(encoded[n], reached.get(position))
+            mine = [n for n in mine if encoded[n].init is None]
     return [v for v in verdicts if v is not None]
 
 

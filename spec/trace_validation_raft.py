@@ -6,13 +6,16 @@ input message is the spec's message in the bag (log entries as their epochs; a r
 position or epoch of the request it answers, the request the node has outstanding to its source, as
 Kafka's correlation ids decide, so an unanswerable response is one the spec discards); each message the
 node sent is the handler's reply or the message of a send action; ``append`` of one record is
-ClientAppend, ``restart`` is Crash, ``tick`` only polls; the node's timer firing is the spec's Timeout (into
+ClientAppend, ``restart`` is Crash, ``tick`` only polls, ``create_snapshot`` / ``delete_before_snapshot`` are
+HandleCreateSnapshot / DeleteBeforeSnapshot, FetchSnapshot requests and answers the spec's (KIP-630; one chunk
+each); the node's timer firing is the spec's Timeout (into
 Prospective, KIP-996's pre-vote, whose requests and answers are the spec's vote messages with ``preVote``). Time
 is abstract (``now``, ``jitter`` and ``clock`` are not judged); a QuorumEpochResponse answering
 BeginQuorumEpoch is not modelled, so not judged. Outside:
 EndQuorumEpoch, DescribeQuorum, ``resign``, parked fetches, appends of other than one record, ids other
 than the spec's nodes, epochs or offsets beyond ``KRaftQuorum.deep.cfg``'s bounds (the deeper ones TLC
-checks), fields the spec's nodes never set.
+checks; with up to ``MaxLogLen`` snapshots), fields the spec's nodes never set, a snapshot fetched in more than one
+chunk or created elsewhere than at the high watermark.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from kraftspec.reference.raft_messages import (
     METADATA_TOPIC_ID,
     BeginQuorumEpochRequest,
     FetchRequest,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -40,15 +45,20 @@ from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, Trace
 
 _FETCH_ERRORS = ("NONE", "FENCED_LEADER_EPOCH", "UNKNOWN_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER")
+_FETCH_SNAPSHOT_ERRORS = _FETCH_ERRORS + ("SNAPSHOT_NOT_FOUND",)
 """The partition errors the spec's fetch answers carry (§3.7 epoch validation)."""
 _NO_MESSAGE = record(type="none")
 _UNANSWERED = -1
 """The position or request epoch of a response no outstanding request awaits: the spec discards it."""
+_UNANSWERED_SNAPSHOT = (-2, -2)
+"""The snapshot id a FetchSnapshot response answers when no request awaits it (never a download's)."""
 _STEP_KINDS = {"tick": "tick", "advance_clock": "clock", "restart": "restart"}
 _MODELLED = ("vote_request", "vote_response", "fetch_request", "fetch_response", "begin_quorum_epoch_request", "append",
+             "fetch_snapshot_request", "fetch_snapshot_response", "create_snapshot", "delete_before_snapshot",
              *_STEP_KINDS)
 _POST = {"role": "role", "epoch": "epoch", "leader_id": "leader", "high_watermark": "hw",
-         "flushed_end_offset": "flushed", "log_end_offset": "leo", "last_fetched_epoch": "lfe"}
+         "flushed_end_offset": "flushed", "log_end_offset": "leo", "last_fetched_epoch": "lfe",
+         "log_start_offset": "start"}
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,7 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue], bounds: _Bounds) -
     values = agree_raft.project(agree_raft.ExploredState((node,), FrozenMap()))
     own = {name: _of_node(values[name], node.local_id)
            for name in ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed",
-                        "endOff")}
+                        "endOff", "start", "snaps", "fetchingSnap")}
     return to_tla(record(node=node.local_id, **own))
 
 
@@ -148,7 +158,7 @@ class _View:
                                 if self.clock < sent_at + self.request_timeout}
         self.position = position
         for message in sent:
-            if message.get("type") in ("VoteRequest", "FetchRequest"):
+            if message.get("type") in ("VoteRequest", "FetchRequest", "FetchSnapshotRequest"):
                 self.outstanding[message["destination"]] = (message, self.clock)
 
 
@@ -182,7 +192,15 @@ def _input(step: Step, view: _View) -> TlaValue:
         return record(type="FetchReq", src=b.node(message.replica_id, "the fetching replica"), dst=n,
                              epoch=b.epoch(message.current_leader_epoch, "the fetch request's epoch"),
                              offset=b.offset(message.fetch_offset, "the fetch offset"),
-                             lastEpoch=b.epoch(message.last_fetched_epoch, "the last fetched epoch"))
+                             lastEpoch=b.epoch(message.last_fetched_epoch, "the last fetched epoch"),
+                             download=agree_raft.NO_SNAPSHOT)  # what the fetcher downloads: not on the wire
+    if isinstance(message, FetchSnapshotRequest):
+        _canonical(message, view, "FetchSnapshot request")
+        if message.position != 0 or message.max_bytes < agree_raft.SNAPSHOT_SIZE:
+            raise Outside("the FetchSnapshot asks for a later chunk (the spec's snapshots are one chunk)")
+        return record(type="FetchSnapReq", src=b.node(message.replica_id, "the fetching replica"), dst=n,
+                      epoch=b.epoch(message.current_leader_epoch, "the FetchSnapshot's epoch"),
+                      snapshot=_snapshot_id(message.snapshot_id, b))
     if isinstance(message, BeginQuorumEpochRequest):
         _canonical(message, view, "BeginQuorumEpoch request", voter_id=(None, n), voter_directory_id=(None,))
         return record(type="BeginEpoch", src=b.node(message.leader_id, "the leader"), dst=n,
@@ -196,9 +214,23 @@ def _input(step: Step, view: _View) -> TlaValue:
         if message.partition_error.name not in ("NONE", "FENCED_LEADER_EPOCH"):
             raise Outside(f"a vote response with {message.partition_error.name} (the spec's voters never answer so)")
         request = view.answered(source, message.correlation_id, "VoteRequest")
+        if request is not None and epoch < request["replica_epoch"]:
+            # No voter answers below the epoch it was asked in: the answer of an older request (a duplicate taken for
+            # the outstanding one), which the reference ignores (§3.8) and the spec discards.
+            request = None
         return record(type="VoteResp", src=source, dst=n, epoch=epoch, leader=leader, granted=message.vote_granted,
                       preVote=request is not None and request.get("pre_vote") is True,
                       reqEpoch=_UNANSWERED if request is None else request["replica_epoch"])
+    if isinstance(message, FetchSnapshotResponse):
+        if message.partition_error.name not in _FETCH_SNAPSHOT_ERRORS:
+            raise Outside(f"a FetchSnapshot response with {message.partition_error.name} (the spec's leaders never "
+                          f"answer so)")
+        if message.partition_error.name == "NONE" and (message.position != 0 or message.chunk != message.size):
+            raise Outside("a snapshot in more than one chunk (the spec's snapshots are one chunk)")
+        request = view.answered(source, message.correlation_id, "FetchSnapshotRequest")
+        return record(type="FetchSnapResp", src=source, dst=n, epoch=epoch, leader=leader,
+                      error=message.partition_error.name, snapshot=_snapshot_id(message.snapshot_id, b),
+                      reqSnapshot=_UNANSWERED_SNAPSHOT if request is None else tuple(request["snapshot_id"]))
     if message.partition_error.name not in _FETCH_ERRORS:
         raise Outside(f"a fetch response with {message.partition_error.name} (the spec's leaders never answer so)")
     request = view.answered(source, message.correlation_id, "FetchRequest")
@@ -210,18 +242,33 @@ def _input(step: Step, view: _View) -> TlaValue:
         type="FetchResp", src=source, dst=n, epoch=epoch, leader=leader, error=message.partition_error.name,
         hw=b.offset(message.high_watermark, "the fetch response's high watermark", -1),
         diverging=tuple(diverging), entries=_epochs(message.records, b),
+        snapshot=_snapshot_id(message.snapshot_id, b), download=agree_raft.NO_SNAPSHOT,  # download: set by the module
         offset=_UNANSWERED if request is None else request["fetch_offset"],
         lastEpoch=_UNANSWERED if request is None else request["last_fetched_epoch"])
 
 
+def _snapshot_id(value: Any, b: _Bounds) -> tuple[int, int]:
+    """A snapshot id (end offset, epoch) within the bounds; Kafka's empty id and the bootstrap one as they are."""
+    end, epoch = value
+    if (end, epoch) not in (agree_raft.NO_SNAPSHOT, (0, 0)):
+        b.offset(end, "a snapshot's end offset")
+        b.epoch(epoch, "a snapshot's epoch")
+    return (int(end), int(epoch))
+
+
 _REPLY_FIELDS = {"VoteResponse": {"leader_epoch": "epoch", "leader_id": "leader", "vote_granted": "granted"},
                  "FetchResponse": {"leader_epoch": "epoch", "leader_id": "leader", "partition_error": "error",
-                                   "high_watermark": "hw", "diverging_epoch": "diverging", "records": "entries"}}
+                                   "high_watermark": "hw", "diverging_epoch": "diverging", "records": "entries",
+                                   "snapshot_id": "snapshot"},
+                 "FetchSnapshotResponse": {"leader_epoch": "epoch", "leader_id": "leader", "partition_error": "error",
+                                           "snapshot_id": "snapshot"}}
 _REQUEST_FIELDS = {"VoteRequest": ("VoteReq", {"replica_epoch": "epoch", "last_offset_epoch": "lastEpoch",
                                                "last_offset": "lastOffset", "pre_vote": "preVote"}),
                    "FetchRequest": ("FetchReq", {"current_leader_epoch": "epoch", "fetch_offset": "offset",
                                                  "last_fetched_epoch": "lastEpoch"}),
-                   "BeginQuorumEpochRequest": ("BeginEpoch", {"leader_epoch": "epoch"})}
+                   "BeginQuorumEpochRequest": ("BeginEpoch", {"leader_epoch": "epoch"}),
+                   "FetchSnapshotRequest": ("FetchSnapReq", {"current_leader_epoch": "epoch",
+                                                             "snapshot_id": "snapshot"})}
 
 
 def _typed(value: Any, expected: type) -> Any:
@@ -242,7 +289,7 @@ def _stated(message: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, T
         if name in message:
             value = message[name]
             out[field] = (_typed(error_name(value), str) if name == "partition_error"
-                          else _ints(value) if name == "diverging_epoch"
+                          else _ints(value) if name in ("diverging_epoch", "snapshot_id")
                           else _ints([e["epoch"] for e in _typed(value, list)]) if name == "records"
                           else _typed(value, bool if name in ("vote_granted", "pre_vote") else int))
     return out
@@ -256,6 +303,9 @@ def _reply(message: Mapping[str, Any], delivered: TlaValue, view: _View) -> TlaV
     if message["type"] == "VoteResponse":
         return record(type="VoteResp", src=view.n, dst=message["destination"],
                       reqEpoch=delivered["epoch"], preVote=delivered["preVote"], **fields)  # type: ignore[index]
+    if message["type"] == "FetchSnapshotResponse":
+        return record(type="FetchSnapResp", src=view.n, dst=message["destination"],
+                      reqSnapshot=delivered["snapshot"], **fields)  # type: ignore[index]
     return record(type="FetchResp", src=view.n, dst=message["destination"], offset=delivered["offset"],  # type: ignore[index]
                   lastEpoch=delivered["lastEpoch"], **fields)  # type: ignore[index]
 
@@ -270,19 +320,20 @@ def _sends(step: Step, kind: str, delivered: TlaValue,
            view: _View) -> tuple[tuple[TlaValue, ...], tuple[TlaValue, ...]]:
     """(the handler's reply, the requests sent) of the stated sends."""
     stated = [] if step.response is None else list(step.response.get("sends") or [])
-    request_input = kind == "msg" and delivered["type"] in ("VoteReq", "FetchReq")  # type: ignore[index]
+    request_input = (kind == "msg"
+                     and delivered["type"] in ("VoteReq", "FetchReq", "FetchSnapReq"))  # type: ignore[index]
     reply: list[TlaValue] = []
     requests: list[TlaValue] = []
     for position, message in enumerate(stated):
         what = message.get("type")
         _typed(message.get("destination"), int)
-        if what in ("VoteResponse", "FetchResponse"):
+        if what in ("VoteResponse", "FetchResponse", "FetchSnapshotResponse"):
             if not (request_input and position == 0 and message.get("destination") == delivered["src"]):  # type: ignore[index]
                 raise Outside(f"a {what} the spec's handlers do not send here (a parked fetch answered, ...)")
             reply.append(_reply(message, delivered, view))
         elif what == "QuorumEpochResponse" and step.action == "begin_quorum_epoch_request":
             continue  # the spec does not model BeginQuorumEpoch's answer
-        elif what in ("VoteRequest", "FetchRequest", "BeginQuorumEpochRequest"):
+        elif what in ("VoteRequest", "FetchRequest", "BeginQuorumEpochRequest", "FetchSnapshotRequest"):
             requests.append(_request(message, view))
         else:
             raise Outside(f"the node sends a {what}, which the spec does not model")
@@ -304,6 +355,9 @@ def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
         out["cache"] = frozenset(_ints(pair) for pair in _typed(post["epoch_cache"], list))
     if "quorum_state_file" in post:
         out["qepoch"] = _typed(post["quorum_state_file"]["epoch"], int)
+    if "latest_snapshot_id" in post:
+        latest = post["latest_snapshot_id"]
+        out["latest"] = agree_raft.NO_SNAPSHOT if latest is None else _ints(latest)
     return out
 
 
@@ -312,7 +366,7 @@ def encode_step(step: Step, view: _View) -> str:
     action = step.action
     if action not in _MODELLED:
         raise Outside(f"action {action!r} is not modelled by the spec (it models {', '.join(sorted(_MODELLED))})")
-    m = _NO_MESSAGE
+    m, extra = _NO_MESSAGE, {}
     if "message" in step.input:
         kind, m = "msg", _input(step, view)
     elif action == "append":
@@ -322,6 +376,15 @@ def encode_step(step: Step, view: _View) -> str:
         if step.response is None or "last_offset" not in step.response:
             raise Outside("the append does not state whether the node appended (last_offset)")
         kind = "noappend" if step.response["last_offset"] is None else "append"
+    elif action in ("create_snapshot", "delete_before_snapshot"):
+        snap = (_typed(step.input["end_offset"], int), _typed(step.input["epoch"], int))
+        kind, extra = ("create", {"snap": snap}) if action == "create_snapshot" else ("delete", {"snap": snap})
+        if action == "create_snapshot":
+            if step.response is None or "created" not in step.response:
+                raise Outside("the snapshot creation does not state whether the node got a writer (created)")
+            if step.input["size"] > agree_raft.SNAPSHOT_SIZE:
+                raise Outside("a snapshot larger than one chunk of the spec's")
+            extra["created"] = bool(step.response["created"])
     else:
         kind = _STEP_KINDS[action]
     try:
@@ -331,7 +394,8 @@ def encode_step(step: Step, view: _View) -> str:
         readable = True
     except (KeyError, TypeError, ValueError, AttributeError):  # stated JSON of another shape than the reference's
         reply, requests, post, readable = (), (), {}, False
-    return to_tla(record(kind=kind, m=m, reply=reply, reqs=requests, readable=readable,
+    extra = {"snap": (-1, -1), "created": False, **extra}
+    return to_tla(record(kind=kind, m=m, reply=reply, reqs=requests, readable=readable, **extra,
                          role=post.get("role", "?"), stated=frozenset(post), post=record(**(post or {"nothing": 0}))))
 
 
@@ -349,14 +413,17 @@ def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
 @dataclass(frozen=True)
 class _RaftTraceModule(TraceModule):
     """The raft trace module, validated under ``KRaftQuorum.deep.cfg``: a trace holds one node's states, so the
-    deeper bounds TLC also checks cost nothing here."""
+    deeper bounds TLC also checks cost nothing here; and with up to one snapshot per record (``MaxSnapshots`` =
+    ``MaxLogLen``: the deep config creates none, to keep TLC's run as it was)."""
 
     def bounds(self) -> dict[str, TlaValue]:
-        return read_constants(SPEC_DIR / f"{self.spec}.deep.cfg")
+        deep = read_constants(SPEC_DIR / f"{self.spec}.deep.cfg")
+        return {**deep, "MaxSnapshots": deep["MaxLogLen"]}
 
 
 MODULE = _RaftTraceModule("raft", "KRaftQuorum",
                           ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed",
-                           "endOff", "msgs", "committed", "faults", "timeouts", "t", "i", "outside", "ph", "k"), encode)
+                           "endOff", "msgs", "committed", "faults", "timeouts", "start", "snaps", "fetchingSnap",
+                           "snapshots", "t", "i", "outside", "ph", "k"), encode)
 """``spec/KRaftQuorumTrace.tla``: the spec's variables, then the trace index, the steps explained, why it stopped,
 the phase within a step and the requests sent so far."""

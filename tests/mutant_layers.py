@@ -99,8 +99,9 @@ def agreement_difference(component: str) -> Optional[str]:
 
 
 def layer_result(layer: str, component: str, scenarios: ModuleType, machine: type[RuleBasedStateMachine], *,
-                 model_steps: int = 50, model_examples: int = 300) -> Optional[str]:
-    """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
+                 model_steps: int = 50, model_examples: int = 300, agree_component: str = "") -> Optional[str]:
+    """What ``layer`` reports against the currently applied mutant (None = it did not catch it); ``agree`` runs
+    ``agree_component``'s agreement when the mutant names one (``Mutant.agree_component``), else ``component``'s."""
     if layer == "scenario":
         failed = scenario_failures(scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
@@ -110,5 +111,5 @@ def layer_result(layer: str, component: str, scenarios: ModuleType, machine: typ
         refuted = crosshair_refutations(component)
         return refuted[0] if refuted else None
     if layer == "agree":
-        return agreement_difference(component)
+        return agreement_difference(agree_component or component)
     raise ValueError(f"unknown layer {layer!r}")

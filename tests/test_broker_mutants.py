@@ -15,9 +15,10 @@ from mutant_layers import layer_result, mutant_cases
 CASES = mutant_cases(MUTANTS)
 
 
-def broker_layer_result(layer: str) -> Optional[str]:
-    """``layer_result`` for the broker component, whose scenarios are the lifecycle's and the features' (§1.11)."""
-    caught = layer_result(layer, "broker", test_broker_scenarios, BrokerLifecycleMachine)
+def broker_layer_result(layer: str, spec: str = "broker") -> Optional[str]:
+    """``layer_result`` for the broker component, whose scenarios are the lifecycle's and the features' (§1.11), and
+    whose ``agree`` layer is ``spec``'s agreement (``features`` for a ``feature_control`` rule)."""
+    caught = layer_result(layer, spec if layer == "agree" else "broker", test_broker_scenarios, BrokerLifecycleMachine)
     if caught is None and layer == "scenario":
         caught = layer_result(layer, "broker", test_feature_scenarios, BrokerLifecycleMachine)
     return caught
@@ -31,6 +32,6 @@ def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
 @pytest.mark.parametrize("mutant,layer", CASES)
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
-        caught = broker_layer_result(layer)
+        caught = broker_layer_result(layer, "features" if ".feature_control:" in mutant.target else "broker")
     assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
     print(f"{mutant.name}: caught by {layer}: {caught}")

@@ -7,13 +7,13 @@ import pytest
 from kraftspec.cli import main
 from kraftspec.cluster.jars import main_class, version_tuple
 from kraftspec.cluster.runner import cluster_id_from_seed
-from kraftspec.cluster.scenarios import COMBINED, SCENARIOS, SEPARATE
+from kraftspec.cluster.scenarios import COMBINED, DYNAMIC, SCENARIOS, SEPARATE
 
 
 def test_list_names_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cluster", "list"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
-    assert listed == list(SCENARIOS) and set(SEPARATE) | set(COMBINED) == set(SCENARIOS)
+    assert listed == list(SCENARIOS) and set(SEPARATE) | set(COMBINED) | set(DYNAMIC) == set(SCENARIOS)
 
 
 def test_an_unknown_scenario_is_refused_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,7 +33,8 @@ def bundled_lines(name: str, count: int) -> list[bytes]:
         return [line for _, line in zip(range(count), stream)]
 
 
-@pytest.mark.parametrize("name", ["broker.jsonl.gz", "partition.jsonl.gz", "controller.jsonl.gz", "raft.jsonl.gz"])
+@pytest.mark.parametrize("name", ["broker.jsonl.gz", "partition.jsonl.gz", "controller.jsonl.gz", "raft.jsonl.gz",
+                                  "features.jsonl.gz"])
 def test_fast_path_decodes_every_bundled_trace_as_the_checked_decoder(name: str) -> None:
     for line in bundled_lines(name, 300):
         fast = fastdecode.trace(line)  # raises if the fast path refused a plain trace

@@ -377,19 +377,71 @@ def test_leader_change_voter_sets_are_written_in_ascending_order() -> None:
 def test_a_voter_tells_each_new_leader_its_endpoints_after_a_fetch_timeout() -> None:
     """A voter that has followed a leader for fetch.timeout.ms without updating it sends UpdateRaftVoter instead of
     its Fetch (``pollFollowerAsVoter``, kraft.version 0: ``shouldSendUpdateVoteRequest``), once nothing is outstanding
-    to the leader, then restarts the period; no answer is modelled, so the period comes round again."""
+    to the leader, then restarts the period; an answer NONE marks the leader updated (``setHasUpdatedLeader``) and
+    restarts the fetch timer, so the next periods pass with Fetches only."""
     fetched = {"source": 1, "leader_epoch": 1, "leader_id": 1, "high_watermark": 1}
+    answered = {"source": 1, "error": "NONE", "leader_epoch": 1, "leader_id": 1,
+                "leader_endpoints": ["CONTROLLER://controller1:9093"]}
     steps = kafka_steps(raft_trace(
         {"standard": "raft/follower"},
         {"input": {"action": "tick", "now": 1500}},
         {"input": {"action": "fetch_response", "now": 1600, "message": fetched}},
         {"input": {"action": "tick", "now": 2000}, "output": {"response": {"sends": []}}},
         {"input": {"action": "fetch_response", "now": 2050, "message": fetched}},
-        {"input": {"action": "tick", "now": 4049}, "post": {"role": "Follower"}},
-        {"input": {"action": "tick", "now": 4050}, "post": {"role": "Prospective"}}))
+        {"input": {"action": "update_raft_voter_response", "now": 2100, "message": answered}},
+        {"input": {"action": "fetch_response", "now": 3900, "message": fetched}},
+        {"input": {"action": "tick", "now": 4100}, "post": {"role": "Follower"}},
+        {"input": {"action": "fetch_response", "now": 5900, "message": fetched}},
+        {"input": {"action": "fetch_response", "now": 7800, "message": fetched}, "post": {"role": "Follower"}}))
     update = steps[3]["output"]["response"]["sends"]
     assert [(s["destination"], s["type"], s["voter_id"], s["current_leader_epoch"], s["listeners"]) for s in update] \
         == [(1, "UpdateRaftVoterRequest", 2, 1, ["CONTROLLER://controller2:9093"])]
+    assert [sends(step) for step in steps[4:]] == [[(1, "FetchRequest")]] * 2 + [[]] + [[(1, "FetchRequest")]] * 2
+
+
+def test_an_update_raft_voter_answer_invalid_request_is_fatal() -> None:
+    """``maybeHandleCommonResponse`` throws on INVALID_REQUEST (IllegalStateException), whatever the RPC: the answer a
+    kraft.version 0 leader gives an UpdateRaftVoter without directory id; the reference refuses it too."""
+    fetched = {"source": 1, "leader_epoch": 1, "leader_id": 1, "high_watermark": 1}
+    result = conformed(raft_trace(
+        {"standard": "raft/follower"},
+        {"input": {"action": "tick", "now": 1500}},
+        {"input": {"action": "fetch_response", "now": 2050, "message": fetched}},
+        {"input": {"action": "update_raft_voter_response", "now": 2100,
+                   "message": {"source": 1, "error": "INVALID_REQUEST", "leader_epoch": 1, "leader_id": 1}}}))
+    assert result.outcome == "agree", result.inexpressible or describe(result.kafka)
+    refused = trace_to_json(result.kafka_trace)["steps"][-1]  # Kafka threw: a step without output or post-state
+    assert refused.get("output") is None and refused.get("post") is None
+
+
+def test_a_kraft_version0_leader_answers_update_raft_voter_from_its_memory() -> None:
+    """``UpdateVoterHandler.handleUpdateVoterRequest`` at kraft.version 0: REQUEST_TIMED_OUT until the high
+    watermark is known, INVALID_REQUEST without directory id or default listener (``handleUpdateVoterRequest``),
+    VOTER_NOT_FOUND for an id outside the static voters, else NONE: the leader's in-memory voters are updated
+    (``storeUpdatedVoters``) and nothing is written."""
+    directory = "a3JhZnRzcGVjLW5vZGUtMg"
+
+    def update(now: int, **fields: Any) -> dict[str, Any]:
+        message = {"voter_id": 2, "current_leader_epoch": 1, "voter_directory_id": directory,
+                   "listeners": ["CONTROLLER://controller2:9093", "OTHER://controller2:9094"], **fields}
+        return {"input": {"action": "update_raft_voter_request", "now": now, "message": message}}
+
+    steps = kafka_steps(raft_trace(
+        {"standard": "raft/leader"},
+        update(5),
+        {"input": {"action": "fetch_request", "now": 10, "message": {
+            "replica_id": 2, "current_leader_epoch": 1, "fetch_offset": 1, "last_fetched_epoch": 1}},
+         "post": {"high_watermark": 1}},
+        update(20, voter_directory_id=None),
+        update(30, listeners=["OTHER://controller2:9094"]),
+        update(40, voter_id=4),
+        update(50, current_leader_epoch=2),
+        {**update(60), "post": {"log_end_offset": 1}}))
+    answers = [[(s["destination"], s["error"]) for s in step["output"]["response"]["sends"]
+                if s["type"] == "UpdateRaftVoterResponse"] for step in steps]
+    assert answers == [[(2, "REQUEST_TIMED_OUT")], [], [(2, "INVALID_REQUEST")], [(2, "INVALID_REQUEST")],
+                       [(4, "VOTER_NOT_FOUND")], [(2, "UNKNOWN_LEADER_EPOCH")], [(2, "NONE")]]
+    assert steps[-1]["post"]["log_end_offset"] == 1
 
 
 # ------------------------------------------------------------------------------------------------

@@ -41,6 +41,11 @@ RUNS = {
                                             "UnregisterBrokerRecord": 1, "RegisterControllerRecord": 4}),
     "netns-combined-leader-killed-seed21/stopped": (3, (1, 2, 3), 118, [(1, 3), (2, 2)], {},
                                                     {"RegisterBrokerRecord": 5, "RegisterControllerRecord": 4}),
+    # kraft.version 1: voters from the VotersRecords (tests/test_cluster_dynamic.py reads what the run did)
+    "netns-dynamic-quorum-seed30/added": (4, (1, 2, 3), 39, [(1, 1)], {}, {"Voters": 2, "KRaftVersion": 1}),
+    "netns-dynamic-quorum-seed30/removed": (4, (2, 3), 74, [(1, 1), (2, 3)], {}, {"Voters": 3, "KRaftVersion": 1}),
+    "netns-dynamic-quorum-seed30/stopped": (4, (1, 2, 3), 136, [(1, 1), (2, 3), (3, 2)], {},
+                                            {"Voters": 4, "KRaftVersion": 1}),
 }
 
 

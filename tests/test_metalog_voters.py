@@ -1,7 +1,7 @@
 """The audit replays KRaftVersionRecord and VotersRecord (rules §3.14) from the log, the bootstrap checkpoint and
 later snapshots: a synthetic kraft.version 1 log whose voters change one at a time audits clean, and breaking it
-one record at a time trips the rule named after the reference function that states it (the corpus holds only
-kraft.version 0 logs, without a VotersRecord)."""
+one record at a time trips the rule named after the reference function that states it (the corpus's real
+kraft.version 1 logs, ``netns-dynamic-quorum-seed30``, are checked in ``test_cluster_dynamic.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from typing import Any, Optional
 import pytest
 
 from kraftspec.traces.metalog import voters as V
+from kraftspec.traces.metalog import raft_rules as R
 from kraftspec.traces.metalog.audit import audit_paths
+from kraftspec.traces.metalog.quorum import audit_quorum
 from kraftspec.traces.metalog.control import KRAFT_VERSION, KRAFT_VOTERS, SNAPSHOT_FOOTER, SNAPSHOT_HEADER, \
     encode_control
 from kraftspec.traces.metalog.report import DirectoryReport
@@ -155,3 +157,34 @@ def test_a_log_seeded_from_its_snapshot_continues_from_the_snapshots_voters(tmp_
     data, at = build(tmp_path / "broken", {"add5": (voters(3, 4, 5, 6),)})
     report = audit_paths([seeded(data, at["snapshot"])]).directories[0]
     assert {(v.rule, v.offset) for v in report.violations} == {(V.HAS_OVERLAPPING_MAJORITY, at["add5"])}
+
+
+OBSERVER_STATE = '{"clusterId":"","leaderId":1,"leaderEpoch":1,"votedId":-1,"appliedOffset":0,"currentVoters":%s,' \
+                 '"data_version":0}'
+
+
+@pytest.mark.parametrize("listed, bootstrap, clean", [
+    ("[]", None, True),  # an observer without static voters wrote it before reading the KRaftVersionRecord
+    ('[{"voterId":3}]', None, False),  # voters it cannot have had: neither static nor the LeaderChange's
+    ('[{"voterId":1},{"voterId":2},{"voterId":3}]', None, True),  # the LeaderChange's voters, as at kraft.version 0
+    ("[]", (kraft(0), voters(1, 2, 3)), False),  # at kraft.version 0 the file lists the voters
+])
+def test_a_version_0_quorum_state_in_a_kraft_version_1_log(tmp_path: Path, listed: str,
+                                                           bootstrap: Optional[tuple[Pair, ...]], clean: bool) -> None:
+    """``ElectionState.toQuorumStateData(0)`` writes the voter ids the node had (``QuorumState.durableTransitionTo``
+    with ``partitionState.lastKraftVersion()``): a node formatted ``--no-initial-controllers`` has none until it
+    reads the log's KRaftVersionRecord, so its first file is version 0 with ``currentVoters`` empty (seen on Kafka
+    4.3.1's observers); the audit reads it and compares non-empty lists with the LeaderChange as before."""
+    data, _ = build(tmp_path, None if bootstrap is None else {"bootstrap": bootstrap})
+    (data / "__cluster_metadata-0" / "quorum-state").write_text(OBSERVER_STATE % listed)
+    report = audit_paths([data]).directories[0]
+    found = {(v.rule, v.offset) for v in report.violations}
+    assert ((R.QUORUM_STATE_MATCHES_LOG, 0) not in found) == clean, report.violations[:5]
+
+
+def test_the_quorum_audit_counts_the_voters_of_the_latest_voters_record(tmp_path: Path) -> None:
+    """Under kraft.version 1 the majority is the latest voter set's (``VoterSetHistory.lastValue``), not the
+    LeaderChange's (voters 1 and 2 at the election; 2-5 after the changes)."""
+    data, _ = build(tmp_path)
+    quorum = audit_quorum([data])
+    assert quorum.voters == (2, 3, 4, 5), quorum.render()

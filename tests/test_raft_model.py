@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from typing import Optional
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +21,33 @@ from kraftspec.reference.raft_state import ElectionState, QuorumConfig, ReplicaK
 @pytest.mark.parametrize("model_seed", [1, 2, 3])
 def test_quorum_model_keeps_raft_safety(model_seed: int) -> None:
     run_model(model_seed, max_examples=120, steps=60)
+
+
+@pytest.mark.parametrize("model_seed", [1, 2, 3])
+def test_quorum_model_with_snapshots_keeps_raft_safety(model_seed: int) -> None:
+    run_model(model_seed, max_examples=120, steps=60, snapshots=True)
+
+
+def test_the_snapshot_model_reaches_fetch_snapshot_and_loading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 1 of the snapshot model sends fetchers behind a log start to the snapshot (offset 0 and above it), and
+    followers load fetched snapshots in place of their logs: the invariants are exercised on these paths."""
+    reached: Counter[str] = Counter()
+    fetch_snapshot_id, truncate = raft_log.fetch_snapshot_id, raft_log.truncate_to_latest_snapshot
+
+    def counted_fetch_snapshot_id(log: raft_log.RaftLog, offset: int, epoch: int) -> Optional[tuple[int, int]]:
+        found = fetch_snapshot_id(log, offset, epoch)
+        reached["sent to a snapshot" + (" from above offset 0" if found and offset > 0 else "")] += found is not None
+        return found
+
+    def counted_truncate(log: raft_log.RaftLog) -> Optional[raft_log.RaftLog]:
+        loaded = truncate(log)
+        reached["loaded"] += loaded is not None
+        return loaded
+
+    monkeypatch.setattr(raft_log, "fetch_snapshot_id", counted_fetch_snapshot_id)
+    monkeypatch.setattr(raft_log, "truncate_to_latest_snapshot", counted_truncate)
+    run_model(1, max_examples=120, steps=60, snapshots=True)
+    assert min(reached.values()) > 0 and len(reached) == 3, reached
 
 
 def brute_end_offset_for_epoch(epochs_per_offset: tuple[int, ...], epoch: int) -> tuple[int, int]:

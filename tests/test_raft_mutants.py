@@ -36,6 +36,6 @@ def test_the_correct_rules_pass_every_layer_that_checks_mutants() -> None:
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
     with mutant.applied():
         caught = layer_result(layer, "raft", test_raft_scenarios, RaftQuorumModel, model_steps=MODEL_STEPS,
-                              model_examples=MODEL_EXAMPLES)
+                              model_examples=MODEL_EXAMPLES, agree_component=mutant.agree_component)
     assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
     print(f"{mutant.name}: caught by {layer}: {caught}")

@@ -276,13 +276,36 @@ def test_scenario_85_resigned_state() -> None:
 
 
 def test_scenario_86_initialize_primordial_epoch() -> None:
-    state = make_node((LOCAL,)).state
+    """QuorumStateTest.testInitializePrimordialEpoch: the quorum state alone (``QuorumState.initialize``)."""
+    state = raft_state.initial_state(ElectionState(epoch=0), LOCAL, frozenset({LOCAL}), 0, endpoints(LOCAL), 0, CONFIG,
+                                     0)
     assert state == Unattached(epoch=0, election_deadline=10_000)
     prospective = raft_state.transition_to_prospective(state, LOCAL, True, 20_000)
     candidate = raft_state.transition_to_candidate(prospective, LOCAL, 20_000)
     assert candidate.epoch == 1 and candidate.granted == {LOCAL} and raft_rules.election_won(1, 1)
-    node, _ = raft.step(make_node((LOCAL,)), Tick(), 10_000)
-    assert isinstance(node.state, Leader) and node.state.epoch == 1
+
+
+def test_initialize_single_member_quorum() -> None:
+    """KafkaRaftClientTest.testInitializeSingleMemberQuorum: ``KafkaRaftClient.initialize`` makes the only voter the
+    Leader of epoch 1 before any timer runs, its LeaderChange record written."""
+    node = make_node((LOCAL,))
+    assert isinstance(node.state, Leader) and node.state.epoch == 1 and node.state.local_id == LOCAL
+    assert (node.stored.epoch, node.stored.leader_id) == (1, LOCAL)
+    assert node.log.end_offset == 1 and node.log.entries[0].epoch == 1
+
+
+def test_initialize_as_candidate_and_only_voter() -> None:
+    """KafkaRaftClientTest.testInitializeAsCandidateAndOnlyVoter: a stored vote for itself in epoch 2 makes a
+    Candidate, which as the only voter is Leader of epoch 2 at once (``onBecomeCandidate``)."""
+    node = make_node((LOCAL,), stored=ElectionState(epoch=2, leader_id=-1, voted_key=ReplicaKey(id=LOCAL)))
+    assert isinstance(node.state, Leader) and node.state.epoch == 2
+
+
+def test_initialize_as_resigned_only_voter() -> None:
+    """KafkaRaftClient.initialize on the only voter that led epoch 3 before a restart: Resigned by the quorum state,
+    it starts the next election at once and leads epoch 4."""
+    node = make_node((LOCAL,), stored=ElectionState(epoch=3, leader_id=LOCAL, voted_key=ReplicaKey(id=LOCAL)))
+    assert isinstance(node.state, Leader) and node.state.epoch == 4
 
 
 def test_scenario_88_initialize_as_resigned_candidate() -> None:
@@ -927,3 +950,118 @@ def test_a_restart_registers_the_listener_anew_and_a_finished_shutdown_skips_the
     assert shutdown_outcome(node) == raft_state.SHUTDOWN_COMPLETED and node.listener == ListenerView(leader_id=1,
                                                                                                       epoch=8)
 
+
+# -------------------------------------------------------------------------------------------------
+# RequestManagerTest (§3.13): a connection's request in flight, its time-out and its back-off after a failure.
+# Its timeouts: request 30000 ms, back-off 100 ms. The reference keeps ``RequestManager`` in the node (``inflight``,
+# ``backoff``): ``onRequestSent`` ~ ``raft._send_request``, ``onResponseResult`` ~ ``raft._answered``, ``isReady`` ~
+# ``raft._ready``, ``resetAll`` ~ a state change (``raft._moved``), ``findReadyBootstrapServer`` ~ the poll of a node
+# with no leader (``raft._maybe_send_fetch_to_any_bootstrap``, its random start index an argument).
+# -------------------------------------------------------------------------------------------------
+
+REQUEST_TIMEOUT_MS = 30_000
+RETRY_BACKOFF_MS = 100
+RM_CONFIG = QuorumConfig(request_timeout_ms=REQUEST_TIMEOUT_MS, retry_backoff_ms=RETRY_BACKOFF_MS)
+NODE_1, NODE_2 = 1, 2
+
+
+def observer(*bootstrap: int) -> raft.RaftNode:
+    """A node with no leader whose bootstrap servers (static voters) are ``bootstrap``: an observer, so it only
+    fetches."""
+    return raft.new_node(LOCAL, frozenset(bootstrap), endpoints(*bootstrap), RM_CONFIG)
+
+
+def request_sent(node: raft.RaftNode, destination: int, now: int) -> tuple[raft.RaftNode, int]:
+    """``onRequestSent``: a request to ``destination`` at ``now``; returns its correlation id."""
+    out: list[Send] = []
+    request = FetchRequest(replica_id=LOCAL, current_leader_epoch=0, fetch_offset=0, last_fetched_epoch=0)
+    node = raft._send_request(node, destination, request, now, out)
+    return node, out[0].message.correlation_id
+
+
+def bootstrap_fetch(node: raft.RaftNode, now: int, start: int = 0) -> tuple[raft.RaftNode, int | None]:
+    """``findReadyBootstrapServer`` then ``onRequestSent``: the poll's Fetch, to whom (None: nobody ready)."""
+    out: list[Send] = []
+    node = raft._maybe_send_fetch_to_any_bootstrap(node, now, start, out)
+    return node, (out[0].destination if out else None)
+
+
+def test_reset_all_connections() -> None:
+    node = observer(NODE_1, NODE_2, 3)
+    node, _ = request_sent(node, NODE_1, 0)
+    assert not raft._ready(node, NODE_1, 0)  # a request in flight
+    node, cid = request_sent(node, NODE_2, 0)
+    node = raft._answered(node, NODE_2, cid, False, 0)
+    assert not raft._ready(node, NODE_2, 0)  # backing off
+    node = raft._moved(node, node.state, False, [])  # a state change: ``resetAll``
+    assert raft._ready(node, NODE_1, 0) and raft._ready(node, NODE_2, 0)
+
+
+def test_backoff_after_failure() -> None:
+    node = observer(NODE_1, NODE_2, 3)
+    assert raft._ready(node, NODE_1, 0)
+    node, cid = request_sent(node, NODE_1, 0)
+    assert not raft._ready(node, NODE_1, 0)
+    node = raft._answered(node, NODE_1, cid, False, 0)
+    assert not raft._ready(node, NODE_1, 0)
+    assert not raft._ready(node, NODE_1, RETRY_BACKOFF_MS - 1)
+    assert raft._ready(node, NODE_1, RETRY_BACKOFF_MS)
+
+
+def test_successful_response() -> None:
+    node, cid = request_sent(observer(NODE_1, NODE_2, 3), NODE_1, 0)
+    assert not raft._ready(node, NODE_1, 0)
+    assert raft._ready(raft._answered(node, NODE_1, cid, True, 0), NODE_1, 0)
+
+
+def test_ignore_unexpected_response() -> None:
+    node, cid = request_sent(observer(NODE_1, NODE_2, 3), NODE_1, 0)
+    assert not raft._ready(raft._answered(node, NODE_1, cid + 1, True, 0), NODE_1, 0)
+    assert not raft._ready(raft._answered(node, NODE_1, cid + 1, False, 0), NODE_1, 0)
+
+
+def test_request_timeout() -> None:
+    node, _ = request_sent(observer(NODE_1, NODE_2, 3), NODE_1, 0)
+    assert not raft._ready(node, NODE_1, REQUEST_TIMEOUT_MS - 1)
+    assert raft._ready(node, NODE_1, REQUEST_TIMEOUT_MS)
+
+
+def test_request_to_bootstrap_list() -> None:
+    """Two bootstrap servers: a failure sends the next Fetch to the other one at once; when both back off nobody is
+    ready until the first one's back-off ends, 100 ms after its failure."""
+    node = observer(NODE_1, NODE_2)
+    node, first = bootstrap_fetch(node, 0)
+    assert first in (NODE_1, NODE_2)
+    assert bootstrap_fetch(node, 0)[1] is None  # one request in flight: nothing more is sent
+    cid = node.inflight[first][0]
+    node = raft._answered(node, first, cid, False, 100)
+    node, second = bootstrap_fetch(node, 100)
+    assert second is not None and second != first
+    assert bootstrap_fetch(node, 100)[1] is None
+    cid = node.inflight[second][0]
+    node = raft._answered(node, second, cid, False, 100 + RETRY_BACKOFF_MS - 1)
+    assert bootstrap_fetch(node, 100 + RETRY_BACKOFF_MS - 1)[1] is None  # both back off
+    node, third = bootstrap_fetch(node, 100 + RETRY_BACKOFF_MS)
+    assert third == first  # the first one's back-off is over, the second's is not
+
+
+def test_find_ready_with_inflight_request() -> None:
+    """A request in flight to a node outside the bootstrap list: no bootstrap server is picked."""
+    node, _ = request_sent(observer(NODE_1, NODE_2, 3), 7, 0)
+    assert bootstrap_fetch(node, 0)[1] is None
+
+
+def test_find_ready_with_request_timed_out() -> None:
+    node, cid = request_sent(observer(NODE_1, NODE_2, 3), 7, 0)
+    assert raft._expected(node, 7, cid)
+    assert bootstrap_fetch(node, 0)[1] is None
+    node, server = bootstrap_fetch(node, REQUEST_TIMEOUT_MS)
+    assert server in (NODE_1, NODE_2, 3)
+    assert not raft._expected(node, 7, cid)
+
+
+def test_has_request_timed_out() -> None:
+    node, server = bootstrap_fetch(observer(NODE_1, NODE_2), 0)
+    assert server is not None
+    assert raft._without_timed_out(node, REQUEST_TIMEOUT_MS - 1).inflight
+    assert not raft._without_timed_out(node, REQUEST_TIMEOUT_MS).inflight

@@ -1,7 +1,8 @@
 """Each deliberately wrong snapshot rule is caught by every layer its mutant names (models/raft_snapshot_mutants.py).
 
 Layers: ``scenario`` (the transcribed ``KafkaRaftClientSnapshotTest`` checks of ``test_raft_snapshot_scenarios.py``
-re-run as functions: at least one fails), ``replay`` (simulated traces with snapshots recorded under the mutant: the
+re-run as functions: at least one fails), ``model`` (the quorum model with snapshots,
+``kraftspec.models.raft.RaftSnapshotModel``, derandomized, must fail), ``replay`` (simulated traces with snapshots recorded under the mutant: the
 reference flags one at the step the mutant shows), ``crosshair`` (a contract of ``kraftspec.proofs.raft`` is
 refuted) and ``kafka`` (that trace run on Kafka 4.3.1's own
 ``KafkaRaftClient``: with the mutant applied, the reference no longer replays Kafka's outputs).
@@ -16,12 +17,13 @@ import pytest
 import test_raft_snapshot_scenarios
 from kraftspec.harness import conform
 from kraftspec.harness.jvm import DEFAULT_VERSION, shared
+from kraftspec.models.raft import RaftSnapshotModel
 from kraftspec.models.raft_snapshot_mutants import MUTANTS
 from kraftspec.traces.recording.raft_simulate import simulate_one
 from kraftspec.traces.replay.verdict import replay
-from mutant_layers import crosshair_refutations, scenario_failures
+from mutant_layers import crosshair_refutations, model_failure, scenario_failures
 
-LAYERS = ("scenario", "replay", "crosshair", "kafka")  # the cheapest first
+LAYERS = ("scenario", "model", "replay", "crosshair", "kafka")  # the cheapest first
 CASES = [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
                       marks=() if layer == min(mutant.caught_by, key=LAYERS.index) else pytest.mark.exhaustive)
          for mutant in MUTANTS for layer in mutant.caught_by]
@@ -29,6 +31,8 @@ CASES = [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
 SEED, STEPS = 1, 100
 SHOWN = {"raft_snapshot_fetch_below_log_start": (12, 97, "kraftspec.reference.raft._handle_fetch_request")}
 """Each mutant's simulated trace (index of seed 1, 100 steps, ``--snapshots``), the step it shows at and its rule."""
+MODEL_EXAMPLES, MODEL_STEPS = 300, 50
+"""The snapshot model's budget (derandomized): the correct rules pass it, every mutant naming ``model`` fails it."""
 
 
 def replay_miss(name: str) -> Optional[str]:
@@ -43,6 +47,8 @@ def layer_result(layer: str, name: str) -> Optional[str]:
     if layer == "scenario":
         failed = scenario_failures(test_raft_snapshot_scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
+    if layer == "model":
+        return model_failure(RaftSnapshotModel, max_examples=MODEL_EXAMPLES, steps=MODEL_STEPS)
     if layer == "replay":
         return replay_miss(name)
     if layer == "crosshair":
@@ -61,8 +67,9 @@ def test_mutant_names_are_unique_and_layers_known() -> None:
         assert len(mutant.caught_by) >= 2 and set(mutant.caught_by) <= set(LAYERS), mutant.name
 
 
-def test_the_correct_rules_pass_the_scenarios_and_replay() -> None:
+def test_the_correct_rules_pass_the_scenarios_the_model_and_replay() -> None:
     assert layer_result("scenario", "") is None
+    assert layer_result("model", "") is None
     for name in SHOWN:
         assert replay_miss(name) is None, name
 

@@ -15,6 +15,7 @@ from kraftspec.spec.agree import SPEC_DIR
 from kraftspec.spec.tlc import run_tlc
 
 TWO_ELECTIONS = {"MaxEpoch": 2, "MaxTimeouts": 2}
+SNAPSHOTS = {"MaxSnapshots": 1}
 VARIANTS = [
     ("a voter forgets its vote within the epoch",
      [("IF v # NoNode THEN v = src ELSE l = NoNode /\\ upToDate", "l = NoNode /\\ upToDate")],
@@ -23,18 +24,31 @@ VARIANTS = [
      [("          ELSE IF diverging\n", "          ELSE IF FALSE\n")],
      {**TWO_ELECTIONS, "MaxLogLen": 2}, "LogMatching"),
     ("a new leader takes its own end offset as the HW",
-     [("/\\ hw' = [hw EXCEPT ![n] = NextHw(-1, offsets, Len(log[n]))]", "/\\ hw' = [hw EXCEPT ![n] = Len(newLog)]")],
+     [("/\\ hw' = [hw EXCEPT ![n] = NextHw(-1, offsets, LEO(n))]", "/\\ hw' = [hw EXCEPT ![n] = start[n] + Len(newLog)]")],
      {}, "HwOnMajority"),
     ("votes and pre-votes ignore the log",
      [("ELSE l = NoNode /\\ upToDate", "ELSE l = NoNode"),
       ("/\\ ~(r = \"Follower\" /\\ f) /\\ upToDate", "/\\ ~(r = \"Follower\" /\\ f)")],
      TWO_ELECTIONS, "LeaderCompleteness"),
     ("voters do not flush fetched records",
-     [("IF n \\in Voters THEN Len(newLog) ELSE Min(flushed[n], Len(newLog))", "Min(flushed[n], Len(newLog))")],
+     [("IF n \\in Voters THEN newEnd ELSE Min(flushed[n], newEnd)", "Min(flushed[n], newEnd)")],
      {}, "CommittedNeverLost"),
     ("the leader adopts any majority offset, even a lower one",
      [("IF HwCandidate(offsets) > epochStart /\\ HwCandidate(offsets) > current THEN", "IF TRUE THEN")],
      {"MaxMsgs": 2}, "HwNeverDecreases"),
+    # KIP-630 snapshots (one in a behaviour)
+    ("the state machine snapshots its whole log, past the high watermark",
+     [("    /\\ hw[n] > start[n]\n    /\\ <<hw[n], EpochAt(n, hw[n] - 1)>> \\notin snaps[n]\n"
+       "    /\\ snaps' = [snaps EXCEPT ![n] = @ \\cup {<<hw[n], EpochAt(n, hw[n] - 1)>>}]",
+       "    /\\ LEO(n) > start[n]\n    /\\ <<LEO(n), EpochAt(n, LEO(n) - 1)>> \\notin snaps[n]\n"
+       "    /\\ snaps' = [snaps EXCEPT ![n] = @ \\cup {<<LEO(n), EpochAt(n, LEO(n) - 1)>>}]")],
+     SNAPSHOTS, "SnapshotsCommitted"),
+    ("a follower loading a snapshot takes its last record's offset as the HW",
+     [("            /\\ hw' = [hw EXCEPT ![n] = m.snapshot[1]]", "            /\\ hw' = [hw EXCEPT ![n] = m.snapshot[1] - 1]")],
+     SNAPSHOTS, "LogStartBelowHw"),
+    ("a follower forgets the snapshot it loaded",
+     [("            /\\ snaps' = [snaps EXCEPT ![n] = {m.snapshot}]", "            /\\ snaps' = [snaps EXCEPT ![n] = {}]")],
+     SNAPSHOTS, "LogStartsAtSnapshot"),
 ]
 
 

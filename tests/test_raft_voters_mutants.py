@@ -4,7 +4,9 @@ Layers: ``scenario`` (the transcribed ``VoterSetTest``, ``VoterSetHistoryTest`` 
 ``test_raft_voters_scenarios.py`` re-run as functions: at least one fails), ``audit`` (the audit of the crafted
 kraft.version 1 logs of ``test_metalog_voters.py``: a planted break goes unreported or the clean log is flagged),
 ``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` differs from TLC's) and ``kafka`` (the seeded
-comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one disagrees).
+comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one disagrees), ``client`` (the client-level
+``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py``: at least one fails) and ``model``
+(``RaftReconfigModel``'s seeded simulated quorum under voter changes finds a violation).
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import pytest
 
 import test_kafka_voters
 import test_metalog_voters
+import test_raft_reconfig_client_scenarios
 import test_raft_voters_scenarios
+from kraftspec.models.raft_reconfig import RaftReconfigModel
 from kraftspec.models.raft_voters_mutants import MUTANTS
 from kraftspec.traces.metalog.audit import audit_paths
-from mutant_layers import agreement_difference, scenario_failures
+from mutant_layers import agreement_difference, model_failure, scenario_failures
 
-LAYERS = ("scenario", "audit", "agree", "kafka")  # the cheapest first
+LAYERS = ("scenario", "client", "audit", "model", "agree", "kafka")  # the cheapest first
 CASES = [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
                       marks=() if layer == min(mutant.caught_by, key=LAYERS.index) else pytest.mark.exhaustive)
          for mutant in MUTANTS for layer in mutant.caught_by]
@@ -60,6 +64,11 @@ def layer_result(layer: str) -> Optional[str]:
     if layer == "scenario":
         failed = scenario_failures(test_raft_voters_scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
+    if layer == "client":
+        failed = scenario_failures(test_raft_reconfig_client_scenarios)
+        return f"{len(failed)} client scenario(s) fail, e.g. {failed[0]}" if failed else None
+    if layer == "model":
+        return model_failure(RaftReconfigModel)
     if layer == "audit":
         return audit_misses()
     if layer == "agree":
@@ -76,7 +85,7 @@ def test_mutant_names_are_unique_and_layers_known() -> None:
     assert "tmp_path" not in inspect.signature(test_kafka_voters.test_voter_set_history_agrees_with_kafka).parameters
 
 
-@pytest.mark.parametrize("layer", ("scenario", "audit", "agree"))
+@pytest.mark.parametrize("layer", ("scenario", "client", "audit", "model", "agree"))
 def test_the_correct_rules_pass_every_layer(layer: str) -> None:
     assert layer_result(layer) is None, layer
 

@@ -211,7 +211,8 @@ BAD_INPUTS = [
                                    "advance_clock, append, begin_quorum_epoch_request, create_snapshot, "
                                    "delete_before_snapshot, describe_quorum_request, end_quorum_epoch_request, "
                                    "fetch_request, fetch_response, fetch_snapshot_request, fetch_snapshot_response, "
-                                   "quorum_epoch_response, resign, restart, shutdown, tick, vote_request, "
+                                   "quorum_epoch_response, resign, restart, shutdown, tick, "
+                                   "update_raft_voter_request, update_raft_voter_response, vote_request, "
                                    "vote_response)"),
     ({"action": "vote_request"}, "steps[0].input: action 'vote_request' needs 'message'"),
     ({"action": "tick", "message": {}}, "steps[0].input: unknown argument 'message' for action 'tick'"),

@@ -38,6 +38,7 @@ FLAGGED = {  # mutant -> (trace index of seed 1 whose recorded node shows it, fi
 UNOBSERVABLE = {"raft_check_quorum_non_voter_leader"}  # the simulated leader is always a voter
 FLAGGED_WITH_FAULTS = {  # mutants only the simulation with faults reaches: (trace index of seed 1, step, rule)
     "raft_shutdown_ignores_remote_leader": (1, 18, "kraftspec.reference.raft._handle_shutdown"),  # still pending
+    "raft_retry_backoff_ignored": (1, 10, "kraftspec.reference.raft._handle_vote_response"),  # asks again at once
 }
 
 
@@ -117,9 +118,10 @@ def test_traces_simulated_with_faults_under_a_mutant_are_flagged_at_the_step_it_
     assert (divergence.step, divergence.rule) == (step, rule)
 
 
-def test_generate_refuses_a_faults_only_mutant_without_faults_and_records_it_with_them(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", sorted(FLAGGED_WITH_FAULTS))
+def test_generate_refuses_a_faults_only_mutant_without_faults_and_records_it_with_them(tmp_path: Path,
+                                                                                        name: str) -> None:
     out = io.StringIO()
-    (name,) = FLAGGED_WITH_FAULTS
     path = tmp_path / "x.jsonl"
     assert generate_command("sim", str(path), 1, 0, 5, name, stream=out, component="raft") == EXIT_ERROR
     assert FAULTS_ONLY_MUTANTS[name] in out.getvalue() and not path.exists()

@@ -27,6 +27,9 @@ from kraftspec.traces.replay.verdict import replay
 
 BUNDLED = Path(jsonl.__file__).parents[1] / "tla" / "raft.jsonl.gz"
 SEED, WALKS = 20261124, 2500  # the bundle: kraftspec generate tla --component raft --traces 2500 --seed 20261124
+SNAPSHOTS = BUNDLED.with_name("raft-snapshots.jsonl.gz")
+SNAPSHOT_SEED, SNAPSHOT_WALKS = 20261127, 300
+"""The snapshots bundle: kraftspec generate tla --component raft --snapshots --traces 300 --seed 20261127."""
 SHOWN = {  # mutant -> (a bundled trace that shows it, the step flagged, its rule, the first differing field)
     "raft_hw_at_epoch_start": ("tla-raft-walk-20261124-167", 5, "_handle_fetch_request",
                                "response.sends[0].high_watermark"),
@@ -51,6 +54,8 @@ CANNOT_SHOW = {
     # The spec models neither a graceful shutdown nor the listener: no recording has the input or states the view.
     "raft_shutdown_ignores_remote_leader",
     "raft_leader_visible_before_catch_up",
+    # No request fails in the spec (a lost message is never answered), so no connection backs off.
+    "raft_retry_backoff_ignored",
 }
 
 
@@ -119,6 +124,24 @@ def test_generate_tla_raft_writes_traces_that_check(graph: nx.MultiDiGraph, tmp_
     assert generate_command("tla", path, 20, 3, stream=out, component="raft") == EXIT_OK, out.getvalue()
     assert "--component raft" in out.getvalue()
     assert check_command([path], False, report) == EXIT_OK, report.getvalue()
+
+
+def test_the_snapshot_traces_are_conformant_reproducible_and_take_every_snapshot_action(tmp_path: Path) -> None:
+    """KIP-630: the walks of ``KRaftQuorum.snapshots.cfg``'s graph create, clean, serve and load snapshots; every
+    step's post-state states the log start and latest snapshot id the spec gives, and the reference agrees."""
+    model = replace(load_model("raft"), config="snapshots")
+    graph, _ = state_graph(model.module_path, model.config_path, timeout_s=600)
+    bundled = [t for _, t in jsonl.read_jsonl(str(SNAPSHOTS))]
+    assert list(raft_tla.generate_tla(SNAPSHOT_SEED, SNAPSHOT_WALKS, graph=graph, config="snapshots")) == bundled
+    assert {s.action for t in bundled for s in t.steps} >= {
+        "create_snapshot", "delete_before_snapshot", "fetch_snapshot_request", "fetch_snapshot_response", "restart"}
+    assert all("log_start_offset" in s.post for t in bundled for s in t.steps if s.post)
+    assert any(s.post["log_start_offset"] > 0 for t in bundled for s in t.steps if s.post)
+    out = io.StringIO()
+    assert check_command([str(SNAPSHOTS)], False, out) == EXIT_OK, out.getvalue()[-2000:]
+    assert out.getvalue().splitlines()[-1].endswith(f"{len(bundled)} conformant, 0 divergent, 0 unreadable")
+    with pytest.raises(ValueError, match="unknown raft config"):
+        next(raft_tla.generate_tla(1, 1, graph=graph, config="deep"))
 
 
 def test_every_raft_mutant_is_shown_or_cannot_show_within_the_bounds() -> None:

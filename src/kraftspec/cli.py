@@ -39,7 +39,7 @@ def cmd_tlc(args: argparse.Namespace) -> int:
         models = [load_model(component) for component in args.components or _components_with_specs()]
         runs = []
         for m in models:
-            runs.append((m.spec_module, m.module_path, m.config_path))
+            runs += [(each.run_name, each.module_path, each.config_path) for each in m.under_each_config()]
             deep = m.config_path.with_suffix(".deep.cfg")  # larger bounds checked by TLC alone
             if args.deep and deep.exists():
                 runs.append((f"{m.spec_module} ({deep.name})", m.module_path, deep))
@@ -66,9 +66,12 @@ def cmd_agree(args: argparse.Namespace) -> int:
     from kraftspec.spec.tlc import TlcError
 
     status = EXIT_OK
+    runs = []
     for component in args.components or _components_with_specs():
         model = load_model(component)
-        model = (model.deepened() or model) if getattr(args, "deep", False) else model
+        runs += [(component, model.deepened() or model)] if getattr(args, "deep", False) else [
+            (component, each) for each in model.under_each_config()]
+    for component, model in runs:
         with tempfile.TemporaryDirectory(prefix="kraftspec-agree-") as tmp:
             dot = Path(tmp) / "states.dot"
             try:
@@ -156,7 +159,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     audits and the live answers."""
     from kraftspec.cluster.command import cluster_command
     return cluster_command(args.action, args.kafka, args.layout, args.scenarios, args.seed, args.dir, args.keep,
-                           args.json, tool=not args.no_tool, network=args.network)
+                           args.json, tool=not args.no_tool, network=args.network, quorum=args.quorum)
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
@@ -290,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--network", choices=["auto", "netns", "loopback"], default=None,
                          help="auto (default, or $KRAFTSPEC_CLUSTER_NETWORK): network namespaces when root may use them, "
                               "else 127.0.0.1 ports; netns: demand namespaces; loopback: force 127.0.0.1 ports")
+    cluster.add_argument("--quorum", choices=["static", "dynamic"], default="static",
+                         help="static: controller.quorum.voters (default); dynamic: KIP-853, formatted with "
+                              "--initial-controllers, 3 controllers (one a spare observer) and 1 broker")
     check = add("check", cmd_check, "replay traces (.jsonl, .jsonl.gz, .parquet) through the reference")
     check.add_argument("traces", nargs="+", metavar="TRACES", help="trace files")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -312,7 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--faults", action="store_true",
                           help="sim --component raft: the network also fails requests and nodes shut down gracefully")
     generate.add_argument("--snapshots", action="store_true",
-                          help="sim --component raft: nodes also create snapshots, clean their logs and fetch snapshots")
+                          help="--component raft: nodes also create snapshots, clean their logs and fetch snapshots "
+                               "(tla: the graph of KRaftQuorum.snapshots.cfg)")
     generate.add_argument("--cover", choices=["kinds", "edges"], default="kinds",
                           help="tla: after the walks, cover every kind of transition or every edge (default kinds)")
     generate.add_argument("--mutant-share", type=float, default=0.0,
@@ -320,9 +327,11 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--row-group", type=int, default=250,
                           help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
-    generate.add_argument("--component", choices=["broker", "partition", "raft", "controller"], default="broker",
-                          help="sim: broker or raft (one node of a simulated quorum); tla: broker, partition or controller, the "
-                               "component whose spec's state graph is walked (default broker)")
+    generate.add_argument("--component", choices=["broker", "partition", "raft", "controller", "features"],
+                          default="broker",
+                          help="sim: broker or raft (one node of a simulated quorum); tla: broker, partition, controller or "
+                               "features (broker traces of FeatureLevels.tla), the component whose spec's state graph is "
+                               "walked (default broker)")
     validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
                    "with --audit, audit many metadata logs")
     validate.add_argument("paths", nargs="+", metavar="PATH",

@@ -61,23 +61,27 @@ def spec_job(component: str, timeout_s: float, workers: int) -> list[Part]:
     from kraftspec.spec.agree_fingerprint import check_fingerprints
     from kraftspec.spec.tlc import TlcError
 
-    model = load_model(component)
-    with tempfile.TemporaryDirectory(prefix="kraftspec-main-") as tmp:
-        dot = Path(tmp) / "states.dot"
-        try:
-            check = check_fingerprints(model, dot, timeout_s=timeout_s, workers=workers)
-        except TlcError as exc:
-            return [(TLC, EXIT_ERROR, f"TLC {model.spec_module}: error: {exc}"),
-                    (AGREE, EXIT_ERROR, f"agree {component}: error: {exc}")]
-        assert check.tlc is not None  # run by check_fingerprints
-        tlc = (TLC, *tlc_report(model.spec_module, check.tlc))
-        report = check.report
-        text = report.summary() + (f"  (TLC and reading its graph {report.tlc_seconds:.1f} s, "
-                                   f"reference {report.reference_seconds:.1f} s)")
-        if report.identical:
-            return [tlc, (AGREE, EXIT_OK, text)]
-        exact = check_agreement(model, spec=(graph_from_dot(dot), report.tlc_seconds))
-        return [tlc, (AGREE, EXIT_FINDING, text + "\n" + explain(exact, model))]
+    parts: list[Part] = []
+    for model in load_model(component).under_each_config():  # the spec's .cfg, then any extra configs
+        with tempfile.TemporaryDirectory(prefix="kraftspec-main-") as tmp:
+            dot = Path(tmp) / "states.dot"
+            try:
+                check = check_fingerprints(model, dot, timeout_s=timeout_s, workers=workers)
+            except TlcError as exc:
+                parts += [(TLC, EXIT_ERROR, f"TLC {model.run_name}: error: {exc}"),
+                          (AGREE, EXIT_ERROR, f"agree {component}: error: {exc}")]
+                continue
+            assert check.tlc is not None  # run by check_fingerprints
+            tlc = (TLC, *tlc_report(model.run_name, check.tlc))
+            report = check.report
+            text = report.summary() + (f"  ({model.config_path.name}; TLC and reading its graph "
+                                       f"{report.tlc_seconds:.1f} s, reference {report.reference_seconds:.1f} s)")
+            if report.identical:
+                parts += [tlc, (AGREE, EXIT_OK, text)]
+                continue
+            exact = check_agreement(model, spec=(graph_from_dot(dot), report.tlc_seconds))
+            parts += [tlc, (AGREE, EXIT_FINDING, text + "\n" + explain(exact, model))]
+    return parts
 
 
 def deep_job(component: str, timeout_s: float, workers: int) -> list[Part]:

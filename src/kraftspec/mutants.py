@@ -36,6 +36,7 @@ class Mutant:
     target: str
     replacement: Callable[..., Any]
     caught_by: tuple[str, ...]  # the layers expected to catch it: scenario, model, agree, crosshair, oracle
+    agree_component: str = ""  # the agreement its "agree" layer runs when not its component's (e.g. "listener")
 
     @contextmanager
     def applied(self) -> Iterator[None]:

@@ -142,7 +142,11 @@ SECTIONS: dict[str, Section] = {
         "the release defines, no downgrade across a level that changed the metadata), kraft.version (upgraded by "
         "the Raft client, never downgraded), the other features' dependencies, and the FeatureLevelRecords written "
         "(level 0 removes a feature); validate-only writes nothing. The registration half of the same compatibility "
-        "rule is §1.3's.",
+        "rule is §1.3's. spec/FeatureLevels.tla states both halves within small bounds (metadata.version, ELR and "
+        "kraft.version; brokers registering with an older or a newer software; invariants: every finalized level "
+        "within every registered node's range, metadata.version defined, dependencies met, no downgrade unasked or "
+        "across a metadata change, kraft.version never lowered) and `kraftspec agree features` checks its state "
+        "graph equal to these rules'.",
         f"{_CONTROLLER}FeatureControlManager.java (updateFeatures, updateFeature, reasonNotSupported, "
         "updateMetadataVersion, replay), QuorumFeatures.java, ConfigurationControlManager.updateFeatures, "
         "QuorumController.updateFeatures; core ControllerApis.handleUpdateFeatures; "
@@ -368,16 +372,26 @@ SECTIONS: dict[str, Section] = {
         "The listener",
         "What the state machine above Raft learns: committed records up to the high watermark (handleCommit) and "
         "the leader and epoch (handleLeaderChange), a new local leader only once the records up to its epoch start "
-        "have been handed over.",
+        "have been handed over. spec/KRaftListener.tla states it over one node within small bounds (invariants: "
+        "the listener never passes the high watermark, sees its own leadership only caught up and never from a "
+        "Resigned node, is never told an older epoch, loads committed snapshots only) and `kraftspec agree "
+        "listener` checks its state graph equal to these rules'.",
         f"{_RAFT}KafkaRaftClient.pollListeners, updateListenersProgress, ListenerContext.maybeFireLeaderChange",
         "KIP-595 (RaftClient.Listener)",
     ),
     "3.13": Section(
-        "Graceful shutdown",
+        "Graceful shutdown and request back-off",
         "shutdown(timeoutMs): a leader resigns, a nominee keeps its election, an Unattached voter waits, until the "
         "node is an observer, the only voter or knows a remote leader (completed) or the timer expires (timed out); "
-        "then the client is polled no more.",
-        f"{_RAFT}KafkaRaftClient.shutdown, maybeCompleteShutdown, GracefulShutdown; KafkaRaftClientDriver",
+        "then the client is polled no more. A connection whose request failed backs off for "
+        "quorum.retry.backoff.ms; one whose request is outstanding waits for the answer or the request timeout. "
+        "spec/KRaftShutdown.tla states the shutdown over one node (leader, follower, unattached, nominee, observer, "
+        "the only voter) with a follower's EndQuorumEpoch back-off by its place among the preferred successors "
+        "(invariants: a finished node takes no input and leads only as the only voter, a voter without a remote "
+        "leader waits for its timer, nothing is appended while shutting down) and `kraftspec agree shutdown` checks "
+        "its state graph equal to the reference's.",
+        f"{_RAFT}KafkaRaftClient.shutdown, maybeCompleteShutdown, GracefulShutdown; KafkaRaftClientDriver; "
+        "RequestManager.ConnectionState",
         "KIP-595",
     ),
     "3.14": Section(
@@ -407,6 +421,31 @@ SECTIONS: dict[str, Section] = {
         "KIP-853 (dynamic KRaft quorums)",
         "Where KIP-853 has the leader wait (uncommitted epoch or voter change, a lagging voter), Kafka answers "
         "REQUEST_TIMED_OUT at once (KAFKA-17147); UpdateRaftVoter at kraft.version 0 updates the leader's memory only.",
+    ),
+    "3.16": Section(
+        "Snapshots (KIP-630): log start, FetchSnapshot (apiKey 59), loading and cleaning",
+        "A log starts at 0 until a snapshot lets it start later; a snapshot is named by its id (end offset, epoch). "
+        "The state machine may snapshot only records the log holds and the high watermark covers, at an id the log "
+        "calls valid (none below the log start or already frozen: raft_log.can_create_snapshot, "
+        "raft_log.freeze_snapshot); the cleaner moves the log start up to a frozen snapshot within the high "
+        "watermark and forgets the older ones (raft_log.delete_before_snapshot). The leader answers a Fetch below "
+        "its log start, at it in another epoch, or from an epoch older than its earliest snapshot, with its latest "
+        "snapshot id, and an empty fetcher whenever it has a snapshot other than the bootstrap checkpoint "
+        "(raft_log.fetch_snapshot_id, raft_rules.fetch_needs_snapshot); it serves FetchSnapshot to fetchers of its "
+        "epoch in chunks of at most max_bytes (SNAPSHOT_NOT_FOUND, POSITION_OUT_OF_RANGE otherwise). The follower "
+        "writes each chunk at the position it holds, and with the last one freezes the snapshot, drops its whole "
+        "log for it and takes its end as high watermark (raft_log.truncate_to_latest_snapshot, "
+        "raft_rules.snapshot_replaces_log); a Fetch answer naming a snapshot restarts a download from byte 0. A "
+        "restart recovers from the latest snapshot and the flushed log (raft_log.recover). "
+        "kraftspec.models.raft.RaftSnapshotModel draws these (nodes snapshot, clean, fall behind and catch up) and "
+        "holds every snapshot to the committed prefix, the log start to the high watermark.",
+        f"{_RAFT}KafkaRaftClient.handleFetchSnapshotRequest, handleFetchSnapshotResponse, handleFetchResponse, "
+        "tryCompleteFetchRequest, createSnapshot; RaftLog.validateOffsetAndEpoch, createNewSnapshot, "
+        "deleteBeforeSnapshot, truncateToLatestSnapshot; internals/KafkaRaftLog.java; FollowerState.fetchingSnapshot; "
+        "raft/src/test/java/org/apache/kafka/raft/MockLog.java (the log Kafka's own client tests and the harness run)",
+        "KIP-630 (Kafka Raft snapshots)",
+        "KIP-630 sends a fetcher to the snapshot when its offset is below the log start; Kafka also sends an empty "
+        "fetcher (offset 0) to its latest snapshot when the log still starts at 0, the bootstrap checkpoint excepted.",
     ),
     "4": Section(
         "Controllers: registration, DescribeCluster, admin bootstrap, kafka-cluster",

@@ -129,9 +129,12 @@ def view_kinds(component: str) -> dict[str, frozenset[str]]:
 
         polled = {"Tick", "Append", "Resign", "Shutdown", "CreateSnapshot", "DeleteBeforeSnapshot",
                   "Send"}  # inputs of ``raft.step``, never sent
+        # Sent only by a kraft.version 1 node (KIP-853's admin exchange), which the trace format cannot start yet.
+        untraced = {"AddRaftVoterRequest", "RemoveRaftVoterRequest", "VoterChangeResponse", "ApiVersionsRequest",
+                    "ApiVersionsResponse"}
         return {"sends": frozenset(name for name, cls in vars(raft_messages).items() if isinstance(cls, type)
                                    and cls.__module__ == raft_messages.__name__ and hasattr(cls, "__dataclass_fields__")
-                                   and name not in polled)}
+                                   and name not in polled | untraced)}
     from kraftspec.traces.format.broker import RECORD_TYPES
 
     return {"records": frozenset(RECORD_TYPES)}

@@ -35,6 +35,8 @@ from kraftspec.reference.raft_messages import (
     FetchSnapshotResponse,
     NO_SNAPSHOT_ID,
     QuorumEpochResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -65,6 +67,8 @@ ACTIONS: dict[str, Action] = {a.name: a for a in (
     Action("describe_quorum_request", "raft._handle_describe_quorum_request", _message(DescribeQuorumRequest)),
     Action("fetch_snapshot_request", "raft._handle_fetch_snapshot_request", _message(FetchSnapshotRequest)),
     Action("fetch_snapshot_response", "raft._handle_fetch_snapshot_response", _message(FetchSnapshotResponse)),
+    Action("update_raft_voter_request", "raft._handle_update_voter_request", _message(UpdateRaftVoterRequest)),
+    Action("update_raft_voter_response", "raft._handle_update_voter_response", _message(UpdateRaftVoterResponse)),
     Action("tick", "raft._poll", _POLLED),
     Action("append", "raft._handle_append", {"records": (tuple, True), **_POLLED}),
     Action("resign", "raft._handle_resign", {"epoch": (int, True), **_POLLED}),
@@ -82,7 +86,8 @@ _SELF_DECODED = ("message", "records")  # decoded here: log entries hold records
 _INPUT_PLANS = input_plans({name: dataclasses.replace(a,
                                                       args={k: v for k, v in a.args.items() if k not in _SELF_DECODED})
                             for name, a in ACTIONS.items()})
-RESPONSES = (VoteResponse, FetchResponse, QuorumEpochResponse, FetchSnapshotResponse)  # answers to the node's requests
+RESPONSES = (VoteResponse, FetchResponse, QuorumEpochResponse, FetchSnapshotResponse,
+             UpdateRaftVoterResponse)  # answers to the node's requests
 QUORUM_EPOCH_APIS = ("BeginQuorumEpoch", "EndQuorumEpoch")  # the two RPCs a QuorumEpochResponse answers (§3.9)
 
 

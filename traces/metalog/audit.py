@@ -611,7 +611,12 @@ def _check_partition_files(report: DirectoryReport, audit: _LogAudit, partition_
             if quorum.leader_id not in (-1, leader):
                 report.add(Violation(where, 0, R.QUORUM_STATE_MATCHES_LOG,
                                      f"leaderId {quorum.leader_id} in epoch {last_epoch}, the LeaderChange names {leader}"))
-            if quorum.current_voters is not None and set(quorum.current_voters) != set(voters):
+            # a version-0 file holds the voter ids the node had when it wrote it (QuorumState.durableTransitionTo:
+            # ElectionState.toQuorumStateData(partitionState.lastKraftVersion()) with lastVoterSet's ids); a node of a
+            # kraft.version 1 log that wrote it before reading that log's KRaftVersionRecord had only its static
+            # voters, none with controller.quorum.bootstrap.servers (an observer formatted --no-initial-controllers)
+            unread = not quorum.current_voters and audit.voters.reconfig_supported()
+            if quorum.current_voters is not None and set(quorum.current_voters) != set(voters) and not unread:
                 report.add(Violation(where, 0, R.QUORUM_STATE_MATCHES_LOG,
                                      f"currentVoters {quorum.current_voters}, the LeaderChange's voters are {voters}"))
     topic_id = small.get("partition.metadata")

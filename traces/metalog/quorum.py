@@ -25,8 +25,10 @@ Rules (rules §3; KIP-595 "Log Matching", "Leader Completeness", "Election Safet
 * ``quorum-state-consistent``: a replica's quorum-state epoch is at least the last epoch of its own log, a
   leader it names is a voter, and it never names a leader another replica's log contradicts for that epoch.
 
-Which replicas are voters: the voters of the latest LeaderChange record found in any replica (or the
-quorum-state ``currentVoters``); with neither, every replica given counts as a voter. A replica's node id comes
+Which replicas are voters: the voters of the latest LeaderChange record found in any replica, or under
+kraft.version 1 of a VotersRecord written after it (KIP-853: a leader counts its majority with the latest voter set of
+its log, ``VoterSetHistory.lastValue``; latest = highest epoch, then offset); else the quorum-state ``currentVoters``;
+with neither, every replica given counts as a voter. A replica's node id comes
 from its ``meta.properties``.
 """
 
@@ -40,7 +42,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from kraftspec.traces.format.limits import open_regular
-from kraftspec.traces.metalog.control import LEADER_CHANGE, decode_control
+from kraftspec.traces.metalog.control import KRAFT_VOTERS, LEADER_CHANGE, decode_control
 from kraftspec.traces.metalog.errors import DecodeError, LogFormatError
 from kraftspec.traces.metalog.files import read_leader_epoch_checkpoint, read_meta_properties, read_quorum_state
 from kraftspec.traces.metalog.segments import read_batches
@@ -88,6 +90,8 @@ class Replica:
     """base offset -> (segment path, byte position)."""
     leader_changes: dict[int, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
     """epoch -> (leader, voters) from its LeaderChange records."""
+    voters_records: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
+    """(epoch, offset) -> voter ids of each VotersRecord in the log (kraft.version 1)."""
     epoch_starts: dict[int, int] = field(default_factory=dict)
     """epoch -> offset of its first batch in this log."""
     log_start: Optional[int] = None
@@ -223,6 +227,9 @@ def _add_batch(replica: Replica, batch: Any) -> None:
                                for v in fields.get("voters", ()))
                 leader = fields.get("leader_id", fields.get("leaderId", -1))
                 replica.leader_changes.setdefault(batch.leader_epoch, (leader, voters))
+            elif control.type == KRAFT_VOTERS and control.fields is not None:
+                replica.voters_records[(batch.leader_epoch, record.offset)] = tuple(
+                    sorted(v["voter_id"] for v in control.fields["voters"]))
 
 
 def _records(replica: Replica, base_offset: int) -> list[tuple[int, int, Optional[bytes], Optional[bytes]]]:
@@ -267,6 +274,9 @@ def audit_quorum(paths: Iterable[str | os.PathLike[str]]) -> QuorumReport:
     voters: tuple[int, ...] = ()
     if changes:
         voters = sorted(changes[max(changes)])[0][1]
+    records = {key: ids for r in replicas for key, ids in r.voters_records.items()}
+    if records and (not changes or max(records)[0] >= max(changes)):  # a voter change in or after the latest epoch
+        voters = records[max(records)]
     if not voters:
         listed = [r.quorum_state.current_voters for r in replicas
                   if r.quorum_state is not None and r.quorum_state.current_voters]

@@ -46,7 +46,9 @@ RULE_DOCS.update({
                                      "first one may be raised to the log start offset, and the newest epochs may be "
                                      "missing (the file can lag a log that was not shut down cleanly).",
     QUORUM_STATE_MATCHES_LOG: "rules §3.3: quorum-state holds the latest election: its leaderEpoch is at least "
-                              "the log's last epoch, and for that epoch its leader and voters are the LeaderChange's.",
+                              "the log's last epoch, and for that epoch its leader and voters are the LeaderChange's. "
+                              "Tolerance: a data_version 0 file with no currentVoters in a kraft.version 1 log "
+                              "(written by a node without static voters before it read the KRaftVersionRecord).",
     PARTITION_METADATA_TOPIC_ID: "rules §5.1: the metadata partition's topic id is UUID(0,1) AAAAAAAAAAAAAAAAAAAAAQ.",
     STRUCTURE: STRUCTURE_DOC,
     SNAPSHOT_MATCHES_LOG: "rules §5.1, rules §1.2: a snapshot ending at offset E holds the image the "

@@ -138,6 +138,10 @@ class VotersAudit:
             self.report(path, end, KRAFT_VERSION_AT_OFFSET, f"snapshot kraft.version {snapshot_version}, the log's at "
                                                             f"offset {end - 1} is {log_version}")
 
+    def reconfig_supported(self) -> bool:
+        """The log replayed so far is at kraft.version 1 or later (its last KRaftVersionRecord, log or snapshot)."""
+        return rv.is_reconfig_supported(vh.last_kraft_version(self.state))
+
     def summary(self) -> tuple[int, Optional[int], Optional[list[int]]]:
         """(VotersRecords replayed, the last kraft.version, the last voter ids) — None when no record set them."""
         entry = vh.last_voter_set_entry(self.state)

@@ -183,9 +183,10 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     quorum), ``mutant`` recorded for all, or a ``mutant_share`` of them under the component's mutants in
     turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
     covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition``, ``controller``,
-    or ``raft``: one node's view of ``KRaftQuorum.tla``).
+    ``features``: broker traces of ``FeatureLevels.tla``, or ``raft``: one node's view of ``KRaftQuorum.tla``).
     Parquet is written in row groups of ``row_group``. ``faults`` (raft sim only): failed requests and graceful
-    shutdowns in the simulation; ``snapshots`` (raft sim only): snapshots created, cleaned and fetched.
+    shutdowns in the simulation; ``snapshots`` (raft only): snapshots created, cleaned and fetched (``tla``: walks
+    ``KRaftQuorum.snapshots.cfg``'s graph).
     """
     draws = MutantDraws()
     try:
@@ -195,8 +196,8 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             raise ValueError(f"no simulator for component {component!r}: use `generate tla --component {component}`")
         if faults and (kind != "sim" or component != "raft"):
             raise ValueError("--faults is a raft simulation's: give it with `generate sim --component raft`")
-        if snapshots and (kind != "sim" or component != "raft"):
-            raise ValueError("--snapshots is a raft simulation's: give it with `generate sim --component raft`")
+        if snapshots and component != "raft":
+            raise ValueError("--snapshots is raft's: give it with `generate sim|tla --component raft`")
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
@@ -214,7 +215,11 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
         elif kind == "tla" and mutant is None and not mutant_share and component == "raft":
             from kraftspec.traces.recording import raft_tla
 
-            generated = raft_tla.generate_tla(seed, traces, cover)
+            generated = raft_tla.generate_tla(seed, traces, cover, config="snapshots" if snapshots else "")
+        elif kind == "tla" and mutant is None and not mutant_share and component == "features":
+            from kraftspec.traces.recording import features_tla
+
+            generated = features_tla.generate_tla(seed, traces, cover)
         elif kind == "tla" and mutant is None and not mutant_share and component == "controller":
             from kraftspec.traces.recording import controller_tla
 

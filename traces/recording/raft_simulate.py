@@ -1,8 +1,8 @@
 """``kraftspec generate sim --component raft``: one node's view of a seeded simulated KRaft quorum (rules §3).
 
-The quorum is ``kraftspec.models.raft``'s: voters 1-3 and observer 4 over a network that delays,
-reorders, duplicates and loses messages (UpdateRaftVoter requests always: the reference does not model the
-leader's answer); nodes poll their timers as time passes, crash and restart
+The quorum is ``kraftspec.models.raft``'s: voters 1-3 and observer 4 (kraft.version 0, each node with its directory
+id) over a network that delays, reorders, duplicates and loses messages, UpdateRaftVoter and its answer included
+(a voter tells each new leader its endpoints); nodes poll their timers as time passes, crash and restart
 (losing unflushed records), leaders take client appends and resign. With ``faults`` the network also fails
 requests as Kafka's channel reports a disconnect (the sender gets the request's error response, top-level
 BROKER_NOT_AVAILABLE: ``KafkaNetworkChannel``, ``RaftUtil.errorResponse``), so the retry back-off
@@ -22,7 +22,7 @@ import random
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS
+from kraftspec.models.raft import CONFIG, DIRECTORY_IDS, MAX_IN_FLIGHT, NODES, VOTERS
 from kraftspec.reference import raft, raft_state
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.raft_messages import (
@@ -42,6 +42,7 @@ from kraftspec.reference.raft_messages import (
     Shutdown,
     Tick,
     UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -52,8 +53,6 @@ from kraftspec.traces.format.raft import ACTIONS, explicit_state
 from kraftspec.traces.format.values import to_json
 
 _ACTION_OF = {spec[0]: name for name, a in ACTIONS.items() for arg, spec in a.args.items() if arg == "message"}
-LOST = (UpdateRaftVoterRequest,)
-"""Requests the network always loses: the reference does not model how a leader answers UpdateRaftVoter."""
 RULES = ("tick", "tick", "tick_all", "quiet", "deliver", "deliver", "deliver", "deliver_all", "duplicate", "lose",
          "append", "append", "resign", "crash")
 """The simulation's rules, drawn uniformly (repeats weight them), as in ``models.raft.RaftQuorumModel``."""
@@ -79,6 +78,7 @@ UNREACHABLE_MUTANTS = {
 (``kraftspec generate`` refuses them and leaves them out of a ``--mutant-share``)."""
 FAULTS_ONLY_MUTANTS = {
     "raft_shutdown_ignores_remote_leader": "only a simulation with --faults shuts nodes down",
+    "raft_retry_backoff_ignored": "only a simulation with --faults fails requests, after which a connection backs off",
 }
 """Raft mutants only the simulation with ``faults`` reaches, with the reason the one without never does."""
 
@@ -102,12 +102,16 @@ def failed_response(request: Any, destination: int) -> Send:
     if isinstance(request, FetchRequest):
         return Send(destination=request.replica_id,
                     message=FetchResponse(source=destination, error=error, correlation_id=cid))
+    if isinstance(request, UpdateRaftVoterRequest):
+        return Send(destination=request.voter_id,
+                    message=UpdateRaftVoterResponse(source=destination, error=error, correlation_id=cid))
     api = "BeginQuorumEpoch" if isinstance(request, BeginQuorumEpochRequest) else "EndQuorumEpoch"
     return Send(destination=request.leader_id,
                 message=QuorumEpochResponse(source=destination, api=api, error=error, correlation_id=cid))
 
 
-FAILABLE = (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchSnapshotRequest)
+FAILABLE = (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest, FetchSnapshotRequest,
+            UpdateRaftVoterRequest)
 """The requests the network may fail (a failed one is answered by :func:`failed_response`)."""
 
 
@@ -128,7 +132,8 @@ class _Quorum:
         else:
             del config["fetch_snapshot_max_bytes"]
         self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": config,
-                             "jitter": rng.randrange(CONFIG.election_timeout_ms)} for n in NODES}
+                             "jitter": rng.randrange(CONFIG.election_timeout_ms), "directory_id": DIRECTORY_IDS[n]}
+                         for n in NODES}
         self.nodes = {n: explicit_state(obj) for n, obj in self.explicit.items()}
         self.in_flight: list[Send] = []
         self.steps: list[Step] = []
@@ -159,7 +164,7 @@ class _Quorum:
             self.failed = self.failed or n == self.recorded
             return
         self.nodes[n] = node
-        self.in_flight.extend(s for s in sends if s.destination in self.nodes and type(s.message) not in LOST)
+        self.in_flight.extend(s for s in sends if s.destination in self.nodes)
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
         if n == self.recorded:
             self._record(before, message, jitter, bootstrap, tuple(map(sent, sends)))

@@ -55,6 +55,8 @@ from kraftspec.reference.raft_messages import (
     BeginQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -70,11 +72,12 @@ from kraftspec.traces.recording.broker_tla import Edge, covering_paths, random_w
 from kraftspec.traces.format.values import to_json
 
 NODE_VARIABLES = ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed",
-                  "endOff")
+                  "endOff", "start", "snaps", "fetchingSnap")
 """The spec's per-node variables: a node's view of a state."""
 CONFIG = {"fetch_max_wait_ms": agree.CONFIG.fetch_max_wait_ms}
 HANDLERS = {"VoteReq": "vote_request", "VoteResp": "vote_response", "BeginEpoch": "begin_quorum_epoch_request",
-            "FetchReq": "fetch_request", "FetchResp": "fetch_response"}
+            "FetchReq": "fetch_request", "FetchResp": "fetch_response", "FetchSnapReq": "fetch_snapshot_request",
+            "FetchSnapResp": "fetch_snapshot_response"}
 """The trace action of each spec message type."""
 
 
@@ -125,10 +128,18 @@ def message_of(m: Any) -> Any:
     if kind == "FetchReq":
         return FetchRequest(replica_id=src, current_leader_epoch=m["epoch"], fetch_offset=m["offset"],
                             last_fetched_epoch=m["lastEpoch"], max_wait_ms=0, high_watermark=-1)
+    if kind == "FetchSnapReq":
+        return FetchSnapshotRequest(replica_id=src, current_leader_epoch=m["epoch"], snapshot_id=tuple(m["snapshot"]),
+                                    position=0, max_bytes=agree.CONFIG.fetch_snapshot_max_bytes)
+    if kind == "FetchSnapResp":
+        whole = agree.SNAPSHOT_SIZE if m["error"] == "NONE" else 0
+        return FetchSnapshotResponse(source=src, partition_error=Errors[m["error"]], leader_epoch=m["epoch"],
+                                     leader_id=m["leader"], snapshot_id=tuple(m["snapshot"]), size=whole, position=0,
+                                     chunk=whole, correlation_id=None)
     return FetchResponse(source=src, error=Errors.NONE, partition_error=Errors[m["error"]], leader_epoch=m["epoch"],
                          leader_id=m["leader"], leader_endpoints=(), high_watermark=m["hw"], log_start_offset=0,
-                         diverging_epoch=tuple(m["diverging"]), records=tuple(LogEntry(epoch=e) for e in m["entries"]),
-                         correlation_id=None)
+                         diverging_epoch=tuple(m["diverging"]), snapshot_id=tuple(m["snapshot"]),
+                         records=tuple(LogEntry(epoch=e) for e in m["entries"]), correlation_id=None)
 
 
 def answers(send: Mapping[str, Any], reply: Any) -> bool:
@@ -137,22 +148,36 @@ def answers(send: Mapping[str, Any], reply: Any) -> bool:
         and send["leader_id"] == reply["leader"]
     if reply["type"] == "VoteResp":
         return same and send["type"] == "VoteResponse" and send["vote_granted"] == reply["granted"]
+    if reply["type"] == "FetchSnapResp":
+        return (same and send["type"] == "FetchSnapshotResponse" and send["partition_error"] == reply["error"]
+                and tuple(send["snapshot_id"]) == tuple(reply["snapshot"]))
     return (same and send["type"] == "FetchResponse" and send["partition_error"] == reply["error"]
             and send["high_watermark"] == reply["hw"] and tuple(send["diverging_epoch"]) == tuple(reply["diverging"])
+            and tuple(send.get("snapshot_id", agree.NO_SNAPSHOT)) == tuple(reply["snapshot"])
             and tuple(e["epoch"] for e in send["records"]) == tuple(reply["entries"]))
 
 
-def spec_post(state: Mapping[str, Any], node: int) -> dict[str, Any]:
-    """What the spec's state gives of ``node`` as trace post-state fields (``raft_replay.observe``'s names)."""
+def spec_post(state: Mapping[str, Any], node: int, snapshots: bool = False) -> dict[str, Any]:
+    """What the spec's state gives of ``node`` as trace post-state fields (``raft_replay.observe``'s names). With
+    ``snapshots`` (a config whose ``MaxSnapshots`` > 0) also the log start and latest snapshot id; the epoch cache only
+    while the node has no snapshot (it then depends on how the log came to start where it does, which the spec
+    forgets)."""
     epoch, leader, voted, log = (_at(state[name], node) for name in ("epoch", "leader", "voted", "log"))
+    start, snaps = _at(state["start"], node), _at(state["snaps"], node)
+    latest = max(snaps) if snaps else None
     voted_key = None if voted == agree.NO_NODE else {"id": voted, "directory_id": None}
-    cache = [[e, i] for i, e in enumerate(log) if i == 0 or log[i - 1] != e]
-    return {
+    post = {
         "role": _at(state["role"], node), "epoch": epoch, "leader_id": leader, "voted_key": voted_key,
-        "high_watermark": _at(state["hw"], node), "log_end_offset": len(log),
-        "flushed_end_offset": _at(state["flushed"], node), "last_fetched_epoch": log[-1] if log else 0,
-        "epoch_cache": cache, "quorum_state_file": {"epoch": epoch, "leader_id": leader, "voted_key": voted_key},
+        "high_watermark": _at(state["hw"], node), "log_end_offset": start + len(log),
+        "flushed_end_offset": _at(state["flushed"], node),
+        "last_fetched_epoch": log[-1] if log else latest[1] if latest else 0,
+        "quorum_state_file": {"epoch": epoch, "leader_id": leader, "voted_key": voted_key},
     }
+    if not snaps:
+        post["epoch_cache"] = [[e, start + i] for i, e in enumerate(log) if i == 0 or log[i - 1] != e]
+    if snapshots:
+        post.update(log_start_offset=start, latest_snapshot_id=None if latest is None else list(latest))
+    return post
 
 
 class _Keyed(StateKey):
@@ -213,6 +238,7 @@ class Recorder:
         self.graph = graph
         self.views: dict[StateKey, tuple[tuple[Any, ...], ...]] = {}
         self.voters = tuple(sorted(constants["Voters"]))
+        self.snapshots = int(constants["MaxSnapshots"]) > 0
         self.nodes = tuple(sorted(frozenset(constants["Voters"]) | frozenset(constants["Observers"])))
         (self.initial,) = [key for key, initial in graph.nodes(data="initial") if initial]
         self.ended: Counter[str] = Counter()
@@ -233,22 +259,35 @@ class Recorder:
     def _candidates(self, point: Point, edge: Edge, node: int) -> Optional[list[list[Step]]]:
         """The step sequences that may make ``edge`` for ``node`` (first match wins); None: not an input to it."""
         label, others = edge[2], [n for n in self.nodes if n != node]
-        if label.startswith("Handle"):
+        if label.startswith("Handle") and label != "HandleCreateSnapshot":  # a message taken off the bag
             taken, _ = bag_change(self.graph.nodes[edge[0]]["state"], self.graph.nodes[edge[1]]["state"])
             (m,) = taken
             if m["dst"] != node:
                 return None
             step = Step(HANDLERS[m["type"]], {"message": message_of(m)})
             return [[step], [Step("tick", {}), step]]
-        if label not in ("Timeout", "ClientAppend", "Crash"):
+        if label not in ("Timeout", "ClientAppend", "Crash", "HandleCreateSnapshot", "DeleteBeforeSnapshot"):
             return None  # a send, Drop or Duplicate: the environment
         if any(self.changes(edge, n) for n in others):
             return None
+        if label in ("HandleCreateSnapshot", "DeleteBeforeSnapshot"):
+            return [[self._snapshot_step(edge, node)]] if self.changes(edge, node) else None
         if label == "Timeout":
             return [_timeout_steps(point)] if self.changes(edge, node) else None
         if label == "ClientAppend":
             return [[Step("append", {"records": (agree.DATA,)})]] if self.changes(edge, node) else None
         return [[Step("restart", {})]]
+
+    def _snapshot_step(self, edge: Edge, node: int) -> Step:
+        """``create_snapshot`` of the snapshot the edge adds (``SNAPSHOT_SIZE`` bytes), or ``delete_before_snapshot``
+        of the snapshot the edge's new log start is at."""
+        before, after = (_at(self.graph.nodes[k]["state"]["snaps"], node) for k in edge[:2])
+        if edge[2] == "HandleCreateSnapshot":
+            (end, epoch), = set(after) - set(before)
+            return Step("create_snapshot", {"end_offset": end, "epoch": epoch, "size": agree.SNAPSHOT_SIZE})
+        start = _at(self.graph.nodes[edge[1]]["state"]["start"], node)
+        (end, epoch), = (s for s in after if s[0] == start)
+        return Step("delete_before_snapshot", {"end_offset": end, "epoch": epoch})
 
     def _reply_sent(self, edge: Edge, steps: list[Step]) -> bool:
         """The spec's reply to a request (if the edge makes one) is among the last step's sends."""
@@ -290,7 +329,7 @@ class Recorder:
                 self.ended[edge[2]] += 1
                 break
             point, made = match
-            post = spec_post(self.graph.nodes[edge[1]]["state"], node)
+            post = spec_post(self.graph.nodes[edge[1]]["state"], node, self.snapshots)
             if not raft_replay.post_matches(point.node, point.clock, post):
                 raise ValueError(f"the spec's post-state of node {node} is not the reference's after {edge[2]}: "
                                  f"{post} vs {raft_replay.observe(point.node, point.clock, post)}")
@@ -340,20 +379,25 @@ def paths(recorder: Recorder, seed: int, walks: int, cover: str) -> Iterator[tup
 
 
 def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: float = 600.0,
-                 graph: Optional[nx.MultiDiGraph] = None) -> Iterator[Trace]:
-    """The traces of :func:`paths` through TLC's raft graph (``cover``: ``kinds`` or ``edges``, :data:`COVERS`);
-    ``graph``: TLC's graph if already loaded (:func:`state_graph` runs TLC otherwise)."""
+                 graph: Optional[nx.MultiDiGraph] = None, config: str = "") -> Iterator[Trace]:
+    """The traces of :func:`paths` through TLC's raft graph (``cover``: ``kinds`` or ``edges``, :data:`COVERS`)
+    under ``KRaftQuorum.cfg``, or under ``KRaftQuorum.<config>.cfg`` (``snapshots``: ids ``tla-raft-snapshots-…``,
+    ``meta.config``); ``graph``: TLC's graph if already loaded (:func:`state_graph` runs TLC otherwise)."""
     if cover not in COVERS:
         raise ValueError(f"unknown cover {cover!r} (known: {', '.join(COVERS)})")
     model = load_model("raft")
+    if config not in model.extra_configs + ("",):
+        raise ValueError(f"unknown raft config {config!r} (known: {', '.join(model.extra_configs)})")
+    model = replace(model, config=config)
     constants = read_constants(model.config_path)
     if graph is None:
         graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
     made = Recorder(keyed(graph), constants)
     meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
+    meta, prefix = ({**meta, "config": model.config_path.name}, f"tla-raft-{config}") if config else (meta, "tla-raft")
     for kind, index, node, path in paths(made, seed, walks, cover):
         label = "walk" if kind == "walk" else "cover"
-        yield made.trace(path, node, f"tla-raft-{label}-{seed}-{index}", {**meta, kind: index})
+        yield made.trace(path, node, f"{prefix}-{label}-{seed}-{index}", {**meta, kind: index})
 
 
 def record(trace: Trace, within: AbstractContextManager[Any]) -> Trace:

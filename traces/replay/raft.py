@@ -219,7 +219,7 @@ OBSERVERS: dict[str, Callable[[raft.RaftNode, int], Any]] = {
     "role": lambda node, clock: node.state.role,
     "epoch": lambda node, clock: node.state.epoch,
     "leader_id": lambda node, clock: raft_state.leader_of(node.state),
-    "voted_key": lambda node, clock: raft_state.voted_key_of(node.state, node.local_id),
+    "voted_key": lambda node, clock: raft.voted_key(node),
     "high_watermark": lambda node, clock: getattr(node.state, "high_watermark", -1),
     "log_end_offset": lambda node, clock: node.log.end_offset,
     "flushed_end_offset": lambda node, clock: node.log.flushed_end_offset,

@@ -12,7 +12,10 @@ from typing import Any, Optional
 
 from kraftspec.cluster import jars, netns
 from kraftspec.cluster.runner import Cluster, ClusterError
-from kraftspec.cluster.scenarios import COMBINED, SCENARIOS, SEPARATE, check_cluster, run_scenario
+from kraftspec.cluster.scenarios import COMBINED, DYNAMIC, SCENARIOS, SEPARATE, check_cluster, run_scenario
+
+DYNAMIC_BROKERS = 1
+"""Brokers of a ``--quorum dynamic`` cluster: 3 controllers (one a spare) and 1 broker keep it small."""
 
 EXIT_OK, EXIT_FINDING, EXIT_ERROR = 0, 1, 2
 
@@ -22,13 +25,18 @@ def _say(line: str) -> None:
 
 
 def run_cluster(version: str, layout: str, scenarios: list[str], seed: int, folder: Optional[str],
-                keep: bool = False, tool: bool = True, log=_say, network: Optional[str] = None) -> dict[str, Any]:
-    """Start a cluster (``network``: see ``netns.choose_mode``), check it, run ``scenarios`` in turn (scenario i gets
-    seed ``seed + i``), stop it gracefully and audit the real data directories once more. Returns a summary."""
+                keep: bool = False, tool: bool = True, log=_say, network: Optional[str] = None,
+                quorum: str = "static") -> dict[str, Any]:
+    """Start a cluster (``network``: see ``netns.choose_mode``; ``quorum``: static voters, or a dynamic quorum of
+    3 controllers, one a spare, and 1 broker in the separate layout), check it, run ``scenarios`` in turn (scenario i
+    gets seed ``seed + i``), stop it gracefully and audit the real data directories once more. Returns a summary."""
     root = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="kraftspec-cluster-"))
-    log(f"kraftspec cluster: Kafka {version}, {layout} layout, seed {seed}, folder {root}")
-    summary: dict[str, Any] = {"version": version, "layout": layout, "seed": seed, "folder": str(root), "scenarios": []}
-    cluster = Cluster(root / "cluster", version=version, layout=layout, seed=seed, log=log, network=network)
+    log(f"kraftspec cluster: Kafka {version}, {layout} layout, {quorum} quorum, seed {seed}, folder {root}")
+    summary: dict[str, Any] = {"version": version, "layout": layout, "quorum": quorum, "seed": seed,
+                               "folder": str(root), "scenarios": []}
+    sizes = {"brokers": DYNAMIC_BROKERS} if quorum == "dynamic" and layout == "separate" else {}
+    cluster = Cluster(root / "cluster", version=version, layout=layout, seed=seed, log=log, network=network,
+                      quorum=quorum, **sizes)
     summary["network"], summary["network_reason"] = cluster.mode, cluster.mode_reason
     with cluster:
         cluster.start()
@@ -75,7 +83,8 @@ def run_cluster(version: str, layout: str, scenarios: list[str], seed: int, fold
 
 
 def cluster_command(action: str, version: str, layout: str, scenarios: list[str], seed: int, folder: Optional[str],
-                    keep: bool, as_json: bool, tool: bool = True, network: Optional[str] = None) -> int:
+                    keep: bool, as_json: bool, tool: bool = True, network: Optional[str] = None,
+                    quorum: str = "static") -> int:
     if action == "fetch":
         try:
             path = jars.classpath(version)
@@ -88,18 +97,23 @@ def cluster_command(action: str, version: str, layout: str, scenarios: list[str]
         for name, fn in SCENARIOS.items():
             print(f"{name:26} {' '.join((fn.__doc__ or '').split())}")
         return EXIT_OK
-    names = scenarios or (COMBINED if layout == "combined" else SEPARATE)
+    default = DYNAMIC if quorum == "dynamic" and layout == "separate" else \
+        COMBINED if layout == "combined" else SEPARATE
+    names = scenarios or default
     if names == ["all"]:
-        names = COMBINED if layout == "combined" else SEPARATE
+        names = default
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         print(f"kraftspec cluster: unknown scenario(s) {unknown}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
+        return EXIT_ERROR
+    if quorum == "dynamic" and jars.version_tuple(version) < (4, 0, 0):
+        print(f"kraftspec cluster: --quorum dynamic needs Kafka 4.0 or later, not {version}", file=sys.stderr)
         return EXIT_ERROR
     try:
         netns.choose_mode(network)  # an unknown or unavailable mode is refused before any folder is made
         summary = run_cluster(version, layout, names, seed, folder, keep, tool,
                               log=(lambda line: print(line, file=sys.stderr, flush=True)) if as_json else _say,
-                              network=network)
+                              network=network, quorum=quorum)
     except (ClusterError, jars.JarsUnavailable, netns.NetworkError) as exc:
         print(f"kraftspec cluster: {exc}", file=sys.stderr)
         return EXIT_ERROR

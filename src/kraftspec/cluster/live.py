@@ -9,7 +9,10 @@ the image it replayed; ``cluster_image`` turns it into the reference's ``describ
   live id must be one the reference gives for some choice);
 * DescribeQuorum v2 to every reachable controller: the leader's id and epoch, its voters and observers against
   the log's last LeaderChange and the registered brokers, the followers' NOT_LEADER_OR_FOLLOWER
-  (``reference.raft._handle_describe_quorum_request``);
+  (``reference.raft._handle_describe_quorum_request``); under kraft.version 1 (a dynamic quorum, KIP-853) the voters,
+  their directory ids and endpoints against the voter set the reference's ``raft_voter_history`` holds last after
+  replaying the log's KRaftVersion and Voters records (Kafka's leader describes its latest voter set, committed
+  or not: ``LeaderState.describeQuorum``);
 * ``kafka-cluster list-endpoints`` run from Kafka's tools jar (``--bootstrap-server`` with and without
   ``--include-fenced-brokers``, and ``--bootstrap-controller``), its stdout against ``reference.cluster_tool``.
 """
@@ -25,6 +28,7 @@ from typing import Any, Optional
 
 from kraftspec.cluster import jars, wire
 from kraftspec.reference import cluster_tool
+from kraftspec.reference import raft_voter_history as vh
 from kraftspec.reference.controller_registration import ControllerRegistration
 from kraftspec.reference.controller_rules import ENDPOINT_BROKER, ENDPOINT_CONTROLLER
 from kraftspec.reference.describe_cluster import (
@@ -36,6 +40,7 @@ from kraftspec.reference.describe_cluster import (
 )
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_voters import VoterSet
 from kraftspec.traces.metalog import audit as metalog_audit
 from kraftspec.traces.metalog.report import DirectoryReport
 from kraftspec.traces.metalog.snapshot import snapshot_id
@@ -53,6 +58,10 @@ class Audited:
     leader_id: int
     leader_epoch: int
     voters: tuple[int, ...]
+    voter_set: Optional[VoterSet] = None
+    """kraft.version 1: the last voter set of the log (its latest VotersRecord, or the bootstrap checkpoint's)."""
+    voter_history: tuple[tuple[int, VoterSet], ...] = ()
+    """Every ``(offset, voter set)`` of the reference's ``VoterSetHistory`` after the replay (bootstrap at -1)."""
 
 
 def audited_image(data_dir: str | Path) -> Audited:
@@ -65,13 +74,19 @@ def audited_image(data_dir: str | Path) -> Audited:
                       key=lambda p: metalog_audit.segment_offset(p.name))
     snapshots = sorted((sid[0], sid[1], str(p)) for p in entries if (sid := snapshot_id(p.name)) is not None)
     replay = metalog_audit._LogAudit(DirectoryReport(str(data_dir)), [s for s in snapshots if s[0] > 0], None)
+    for end, _, path in snapshots[:1]:
+        if end == 0:
+            replay.load_bootstrap_voters(path)
     metalog_audit._audit_log(replay, segments)
     replay.finish()
     epochs = report.raft_epochs
     leader_id = next((leader for _, _, leader in reversed(epochs) if leader is not None), -1)
     leader_epoch = epochs[-1][0] if epochs else -1
     voters = replay.leader_changes.get(leader_epoch, (None, ()))[1] if hasattr(replay, "leader_changes") else ()
-    return Audited(report, replay.image, leader_id, leader_epoch, tuple(sorted(voters)))
+    state = replay.voters.state
+    entry = vh.last_voter_set_entry(state)
+    return Audited(report, replay.image, leader_id, leader_epoch, tuple(sorted(voters)),
+                   None if entry is None else entry[1], state.voter_set_history.entries)
 
 
 def copy_metadata(data_dir: Path, into: Path) -> Path:
@@ -193,19 +208,25 @@ def describe_quorum_checks(cluster: Any, audited: Audited, image: ClusterImage) 
         if node.node_id == audited.leader_id:
             leader_answer = live
             brokers = {b for b in image.brokers if not (cluster.nodes.get(b) and cluster.nodes[b].is_controller)}
-            want = (0, 0, audited.leader_id, audited.leader_epoch, tuple(sorted(audited.voters)))
+            voter_ids = audited.voters if audited.voter_set is None else tuple(sorted(audited.voter_set.voters))
+            want = (0, 0, audited.leader_id, audited.leader_epoch, voter_ids)
             got = (live.error_code, live.partition_error_code, live.leader_id, live.leader_epoch,
                    tuple(sorted(v.replica_id for v in live.voters)))
             if got != want:
                 mismatches.append(Mismatch(what, repr(want), repr(got)))
+            elif audited.voter_set is not None:
+                mismatches += voter_set_mismatches(audited.voter_set, live, what)
             # observers: the replicas that fetched within the last 300 s (``raft_leader.describe``), so a broker
-            # stopped or unregistered a moment ago is still one; every running broker fetches, so it is one
+            # stopped or unregistered a moment ago is still one; every running broker fetches, so it is one; a
+            # controller outside the voter set (kraft.version 1: a spare, or a voter removed) fetches as one too
             observers = {o.replica_id for o in live.observers}
-            broker_nodes_ = {b.node_id for b in cluster.brokers if not b.is_controller}
+            may_observe = {n.node_id for n in cluster.nodes.values()
+                           if (n.is_broker and not n.is_controller) or (audited.voter_set is not None
+                                                                       and n.node_id not in voter_ids)}
             running = {b.node_id for b in cluster.reachable_brokers() if not b.is_controller and b.node_id in brokers}
-            if not running <= observers <= broker_nodes_:
+            if not running <= observers <= may_observe:
                 mismatches.append(Mismatch(what + " observers", f"the running brokers {sorted(running)}, and only "
-                                           f"broker nodes {sorted(broker_nodes_)}", repr(sorted(observers))))
+                                           f"nodes {sorted(may_observe)}", repr(sorted(observers))))
             leader_end = next((v.log_end_offset for v in live.voters if v.replica_id == live.leader_id), None)
             if leader_end is not None and live.high_watermark > leader_end:
                 mismatches.append(Mismatch(what + " high watermark", f"<= leader's end {leader_end}",
@@ -216,6 +237,20 @@ def describe_quorum_checks(cluster: Any, audited: Audited, image: ClusterImage) 
             if got != want:
                 mismatches.append(Mismatch(what + " (not the leader)", repr(want), repr(got)))
     return mismatches, leader_answer
+
+
+def voter_set_mismatches(voters: VoterSet, live: wire.DescribeQuorumAnswer, what: str) -> list[Mismatch]:
+    """kraft.version 1: each voter's directory id (``ReplicaState.replicaDirectoryId``) and the voters' endpoints
+    (``DescribeQuorumResponse.nodes``, v2) against the voter set replayed from the log."""
+    want_keys = sorted((vid, node.voter_key.directory_id) for vid, node in voters.voters.items())
+    got_keys = sorted((v.replica_id, v.directory_id) for v in live.voters)
+    found = [] if want_keys == got_keys else [Mismatch(what + " voter directory ids", repr(want_keys), repr(got_keys))]
+    want_nodes = {vid: tuple(sorted((name, host, port) for name, (host, port) in node.listeners.items()))
+                  for vid, node in voters.voters.items()}
+    got_nodes = {vid: tuple(sorted(listeners)) for vid, listeners in live.nodes.items()}
+    if want_nodes != got_nodes:
+        found.append(Mismatch(what + " voter endpoints", repr(want_nodes), repr(got_nodes)))
+    return found
 
 
 def cluster_tool_checks(cluster: Any, image: ClusterImage) -> list[Mismatch]:

@@ -4,8 +4,15 @@ host of its own in a network namespace (``netns.py``), or on 127.0.0.1 ports whe
 Layouts: ``separate`` (3 controllers, ids 1–3, and 3 brokers, ids 4–6, by default) and ``combined`` (3 nodes, ids
 1–3, each ``process.roles=broker,controller``). Each node has its own folder under the cluster's root:
 ``server.properties``, ``data/`` (its only log dir, holding ``__cluster_metadata-0``) and ``server.log`` (the
-JVM's output). Storage is formatted by Kafka's own storage tool with static voters
-(``controller.quorum.voters``).
+JVM's output). Storage is formatted by Kafka's own storage tool.
+
+Quorums (``quorum``): ``static`` lists the voters in ``controller.quorum.voters`` (kraft.version 0); ``dynamic``
+(Kafka 4.x, KIP-853) sets ``controller.quorum.bootstrap.servers`` instead and formats the controllers but the last
+with ``--initial-controllers`` (each with a directory id drawn from the seed), so the log starts at kraft.version 1
+with a VotersRecord in its bootstrap checkpoint; the last controller and the brokers are formatted with
+``--no-initial-controllers``: that controller starts as an observer, a spare for ``add-controller``
+(:meth:`Cluster.add_controller`, :meth:`Cluster.remove_controller`, Kafka's ``kafka-metadata-quorum``). Its nodes take
+a KRaft snapshot every 10 s of new records, so the logs carry snapshots holding the voter set.
 
 Network modes (``network``, see :func:`netns.choose_mode`): ``netns`` gives node N the address ``10.217.X.N`` in its
 own namespace (broker port 9092, controller port 9093), and :meth:`Cluster.cut_off` sets its link down, so a node
@@ -51,6 +58,7 @@ NETNS_BROKER_PORT, NETNS_CONTROLLER_PORT = 9092, 9093
 SESSION_TIMEOUT_MS = 4000
 HEARTBEAT_MS = 500
 REPLICA_LAG_MS = 4000
+DYNAMIC_SNAPSHOT_INTERVAL_MS = 10000
 
 _LIVE: "weakref.WeakSet[Cluster]" = weakref.WeakSet()
 
@@ -90,6 +98,18 @@ def cluster_id_from_seed(seed: int) -> str:
     """A Kafka ``Uuid`` string (URL-safe base64 of 16 bytes, no padding) drawn from ``seed``."""
     raw = random.Random(seed).getrandbits(128).to_bytes(16, "big")
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def directory_ids_from_seed(seed: int, count: int) -> list[str]:
+    """``count`` distinct Kafka ``Uuid`` strings drawn from ``seed`` for ``--initial-controllers``; like
+    ``Uuid.randomUuid`` none starts with ``-`` (it would read as an option) and none is one of the reserved ids."""
+    rng, ids = random.Random(f"directory-ids-{seed}"), []
+    while len(ids) < count:
+        raw = rng.getrandbits(128).to_bytes(16, "big")
+        text = base64.urlsafe_b64encode(raw).decode().rstrip("=")
+        if not text.startswith("-") and raw[:15] != bytes(15) and text not in ids:
+            ids.append(text)
+    return ids
 
 
 class ClusterError(RuntimeError):
@@ -143,9 +163,15 @@ class Cluster:
 
     def __init__(self, root: str | os.PathLike[str], version: str = DEFAULT_VERSION, layout: str = "separate",
                  controllers: int = 3, brokers: int = 3, seed: int = 0, heap: str = HEAP,
-                 log: Callable[[str], None] = lambda line: None, network: Optional[str] = None) -> None:
+                 log: Callable[[str], None] = lambda line: None, network: Optional[str] = None,
+                 quorum: str = "static") -> None:
         if layout not in ("separate", "combined"):
             raise ValueError(f"layout {layout!r}: separate or combined")
+        if quorum not in ("static", "dynamic"):
+            raise ValueError(f"quorum {quorum!r}: static or dynamic")
+        if quorum == "dynamic" and (jars.version_tuple(version) < (4, 0, 0) or controllers < 2):
+            raise ValueError("a dynamic quorum needs Kafka 4.0 or later and at least 2 controllers (one a spare)")
+        self.quorum_mode = quorum
         self.mode, self.mode_reason = netns.choose_mode(network)
         self.root = Path(root)
         self.version = version
@@ -156,6 +182,8 @@ class Cluster:
         self.cluster_id = cluster_id_from_seed(seed)
         self.timings = Timings()
         self.nodes: dict[int, Node] = {}
+        self.directory_ids: dict[int, str] = {}
+        """Dynamic quorum: the directory id each initial voter is formatted with (``--initial-controllers``)."""
         if self.mode == "netns":
             ports = [NETNS_CONTROLLER_PORT] * controllers + [NETNS_BROKER_PORT] * brokers
         else:
@@ -203,6 +231,24 @@ class Cluster:
         return ",".join(f"{n.node_id}@{n.host}:{n.controller_port}" for n in self.controllers)
 
     @property
+    def initial_voters(self) -> list[Node]:
+        """The controllers the quorum starts with: all (static), all but the last, the spare (dynamic)."""
+        return self.controllers if self.quorum_mode == "static" else self.controllers[:-1]
+
+    @property
+    def initial_controllers(self) -> str:
+        """``--initial-controllers``: ``id@host:port:directory`` of each initial voter."""
+        return ",".join(f"{n.node_id}@{n.host}:{n.controller_port}:{self.directory_ids[n.node_id]}"
+                        for n in self.initial_voters)
+
+    def directory_id(self, node_id: int) -> str:
+        """The ``directory.id`` in the node's ``meta.properties`` (what it registers and fetches with)."""
+        for line in (self.nodes[node_id].data_dir / "meta.properties").read_text().splitlines():
+            if line.startswith("directory.id="):
+                return line.split("=", 1)[1].strip()
+        raise ClusterError(f"node {node_id}: no directory.id in meta.properties")
+
+    @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"{n.host}:{n.broker_port}" for n in self.brokers)
 
@@ -224,7 +270,6 @@ class Cluster:
         props = {
             "process.roles": ",".join(node.roles),
             "node.id": str(node.node_id),
-            "controller.quorum.voters": self.voters,
             "controller.listener.names": "CONTROLLER",
             "listeners": ",".join(listeners),
             "listener.security.protocol.map": ",".join(protocols),
@@ -240,6 +285,14 @@ class Cluster:
             "log.cleaner.threads": "1",
             "log.cleaner.dedupe.buffer.size": "2097152",
         }
+        if self.quorum_mode == "static":
+            props["controller.quorum.voters"] = self.voters
+        else:
+            props["controller.quorum.bootstrap.servers"] = ",".join(f"{n.host}:{n.controller_port}"
+                                                                     for n in self.initial_voters)
+            # a snapshot every few seconds of new records (default: an hour): the logs then carry KRaft snapshots
+            # holding the voter set (KRaftVersion and Voters records) for the audit to compare with the log
+            props["metadata.log.max.snapshot.interval.ms"] = str(DYNAMIC_SNAPSHOT_INTERVAL_MS)
         if node.is_broker:
             props.update({
                 "advertised.listeners": ",".join(advertised),
@@ -293,12 +346,42 @@ class Cluster:
     def format(self) -> None:
         """Write each node's ``server.properties`` and format its storage with Kafka's storage tool."""
         started = time.monotonic()
-        configs = [self._write_config(node) for node in self.nodes.values()]
+        if self.quorum_mode == "dynamic":
+            initial = self.initial_voters
+            drawn = directory_ids_from_seed(self.seed, len(initial))
+            self.directory_ids = dict(zip((n.node_id for n in initial), drawn))
+        jobs = [(self._write_config(node), self._format_options(node)) for node in self.nodes.values()]
         with ThreadPoolExecutor(max_workers=2) as pool:  # two storage-tool JVMs at a time (2 cores)
-            list(pool.map(lambda config: self.run_tool("storage", "format", "-t", self.cluster_id, "-c", str(config)),
-                          configs))
+            list(pool.map(lambda job: self.run_tool("storage", "format", "-t", self.cluster_id, "-c", str(job[0]),
+                                                    *job[1]), jobs))
         self.timings.format = time.monotonic() - started
         self.log(f"formatted {len(self.nodes)} nodes, cluster id {self.cluster_id} ({self.timings.format:.1f} s)")
+
+    def _format_options(self, node: Node) -> tuple[str, ...]:
+        """The storage tool's quorum options for ``node``: none (static voters), ``--initial-controllers`` for an
+        initial voter, ``--no-initial-controllers`` for the spare controller and the brokers."""
+        if self.quorum_mode == "static":
+            return ()
+        if node.node_id in self.directory_ids:
+            return ("--initial-controllers", self.initial_controllers)
+        return ("--no-initial-controllers",)
+
+    def add_controller(self, node_id: int) -> subprocess.CompletedProcess:
+        """``kafka-metadata-quorum --bootstrap-controller ... --command-config NODE/server.properties add-controller``:
+        the tool reads the node's id, directory id and controller endpoint from its config and storage (KIP-853)."""
+        return self.run_tool("metadata-quorum", "--bootstrap-controller", self._reachable_voter_endpoints(),
+                             "--command-config", str(self.nodes[node_id].folder / "server.properties"),
+                             "add-controller")
+
+    def remove_controller(self, node_id: int) -> subprocess.CompletedProcess:
+        """``kafka-metadata-quorum --bootstrap-controller ... remove-controller --controller-id N
+        --controller-directory-id D`` (D from the node's meta.properties)."""
+        return self.run_tool("metadata-quorum", "--bootstrap-controller", self._reachable_voter_endpoints(),
+                             "remove-controller", "--controller-id", str(node_id),
+                             "--controller-directory-id", self.directory_id(node_id))
+
+    def _reachable_voter_endpoints(self) -> str:
+        return ",".join(f"{n.host}:{n.controller_port}" for n in self.reachable_controllers())
 
     def _write_config(self, node: Node) -> Path:
         node.folder.mkdir(parents=True, exist_ok=True)

@@ -352,6 +352,78 @@ def combined_leader_killed(ctx: Context) -> None:
     ctx.wait(lambda: unfenced(c, old), f"node {old} unfenced after restart")
 
 
+def voter_ids(cluster: Cluster) -> set[int]:
+    """The voters DescribeQuorum lists (empty while no leader answers)."""
+    q = cluster.quorum()
+    return set() if q is None else {v.replica_id for v in q.voters}
+
+
+def _observing(cluster: Cluster, node_id: int) -> bool:
+    """The leader lists ``node_id`` as an observer that has fetched up to the high watermark (AddRaftVoter asks
+    of a new voter that it caught up once and fetched lately: ``LeaderState.isReplicaCaughtUp``)."""
+    q = cluster.quorum()
+    if q is None:
+        return False
+    ends = {o.replica_id: o.log_end_offset for o in q.observers}
+    return ends.get(node_id, -1) >= q.high_watermark > 0
+
+
+def _dynamic(cluster: Cluster) -> None:
+    if cluster.quorum_mode != "dynamic":
+        raise ClusterError("this scenario needs a dynamic quorum (cluster run --quorum dynamic)")
+
+
+def _add(ctx: Context, node: int) -> None:
+    """``add-controller`` for ``node`` once it fetches as an observer; wait until it is a voter and caught up."""
+    c = ctx.cluster
+    ctx.wait(lambda: _observing(c, node), f"controller {node} fetching as an observer, caught up")
+    done = c.add_controller(node)
+    ctx.note(f"kafka-metadata-quorum add-controller (node {node}, directory {c.directory_id(node)}): "
+             f"{done.stdout.strip()!r}")
+    ctx.wait(lambda: node in voter_ids(c), f"controller {node} in the voter set")
+    ctx.wait(lambda: _caught_up(c, node), f"controller {node} caught up as a voter")
+
+
+def controller_added(ctx: Context) -> None:
+    """Dynamic quorum (KIP-853): a controller outside the voter set (the spare, formatted with
+    --no-initial-controllers and running as an observer) added with ``kafka-metadata-quorum add-controller``: the
+    leader appends a VotersRecord holding it, and it votes from then on."""
+    c = ctx.cluster
+    _dynamic(c)
+    voters = voter_ids(c)
+    spares = sorted(n.node_id for n in c.controllers if n.node_id not in voters)
+    if not voters or not spares:
+        raise ClusterError(f"no leader, or no controller outside the voter set {sorted(voters)} to add")
+    node = ctx.rng.choice(spares)
+    ctx.note(f"voters {sorted(voters)}; adding controller {node}")
+    _add(ctx, node)
+    ctx.check("controller added")
+
+
+def controller_removed(ctx: Context) -> None:
+    """Dynamic quorum (KIP-853): a voter drawn from the voter set, the leader included, removed with
+    ``kafka-metadata-quorum remove-controller`` (its id and directory id): a VotersRecord without it (a leader
+    removed resigns once that record is committed, and the others elect a new one); it runs on as an observer, and
+    is added back with ``add-controller`` (the same directory id), so the quorum is whole again."""
+    c = ctx.cluster
+    _dynamic(c)
+    quorum = c.quorum()
+    if quorum is None or len(quorum.voters) < 2:
+        raise ClusterError("removing a voter needs a leader and at least 2 voters")
+    voters = sorted(v.replica_id for v in quorum.voters)
+    victim = ctx.rng.choice(voters)
+    done = c.remove_controller(victim)
+    ctx.note(f"voters {voters}, leader {quorum.leader_id} (epoch {quorum.leader_epoch}); kafka-metadata-quorum "
+             f"remove-controller {victim}: {done.stdout.strip()!r}")
+    ctx.wait(lambda: (ids := voter_ids(c)) and victim not in ids, f"controller {victim} out of the voter set")
+    q = c.quorum()
+    assert q is not None
+    ctx.note(f"voters now {sorted(v.replica_id for v in q.voters)}, leader {q.leader_id} (epoch {q.leader_epoch})")
+    ctx.wait(lambda: _observing(c, victim), f"controller {victim} fetching as an observer")
+    ctx.check("controller removed")
+    _add(ctx, victim)
+
+
 SCENARIOS: dict[str, Callable[[Context], None]] = {
     "broker-kill-restart": broker_kill_restart,
     "broker-paused": broker_paused,
@@ -362,9 +434,15 @@ SCENARIOS: dict[str, Callable[[Context], None]] = {
     "broker-unregistered": broker_unregistered,
     "active-controller-cut-off": active_controller_cut_off,
     "combined-leader-killed": combined_leader_killed,
+    "controller-added": controller_added,
+    "controller-removed": controller_removed,
 }
-SEPARATE = [name for name in SCENARIOS if name != "combined-leader-killed"]
+DYNAMIC_ONLY = ["controller-added", "controller-removed"]
+SEPARATE = [name for name in SCENARIOS if name != "combined-leader-killed" and name not in DYNAMIC_ONLY]
 COMBINED = ["combined-leader-killed"]
+DYNAMIC = [*DYNAMIC_ONLY, "active-controller-killed"]
+"""The default scenarios of ``--quorum dynamic`` (3 controllers, 2 of them initial voters, and 1 broker): the
+spare added, a voter removed and added back, then the active controller killed with 3 voters."""
 
 
 def run_scenario(cluster: Cluster, name: str, seed: int, scratch: Path, tool: bool = True) -> ScenarioResult:

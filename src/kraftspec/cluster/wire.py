@@ -6,6 +6,7 @@ tagged fields). Only the cluster's own nodes are contacted (127.0.0.1 ports, or 
 
 from __future__ import annotations
 
+import base64
 import socket
 import struct
 from dataclasses import dataclass, field
@@ -188,6 +189,8 @@ def describe_cluster(host: str, port: int, version: int, endpoint_type: int = 1,
 class ReplicaStateAnswer:
     replica_id: int
     log_end_offset: int
+    directory_id: Optional[str] = None
+    """v2: ``ReplicaDirectoryId`` as Kafka prints a ``Uuid`` (URL-safe base64, no padding); None before v2."""
 
 
 @dataclass(frozen=True)
@@ -225,13 +228,12 @@ def describe_quorum(host: str, port: int, version: int = 2) -> DescribeQuorumAns
             for target in (voters, observers):
                 for _ in range(max(r.array_length(), 0)):
                     replica_id = r.take("i")
-                    if version >= 2:
-                        r.uuid()
+                    directory = base64.urlsafe_b64encode(r.uuid()).decode().rstrip("=") if version >= 2 else None
                     end = r.take("q")
                     if version >= 1:
                         r.take("q"), r.take("q")
                     r.tagged_fields()
-                    target.append(ReplicaStateAnswer(replica_id, end))
+                    target.append(ReplicaStateAnswer(replica_id, end, directory))
             r.tagged_fields()
         r.tagged_fields()
     nodes: dict[int, tuple[tuple[str, str, int], ...]] = {}

@@ -23,6 +23,7 @@ import org.apache.kafka.common.message.FetchSnapshotRequestData;
 import org.apache.kafka.common.message.FetchSnapshotResponseData;
 import org.apache.kafka.common.message.LeaderChangeMessage;
 import org.apache.kafka.common.message.UpdateRaftVoterRequestData;
+import org.apache.kafka.common.message.UpdateRaftVoterResponseData;
 import org.apache.kafka.common.message.VoteRequestData;
 import org.apache.kafka.common.message.VoteResponseData;
 import org.apache.kafka.common.network.ListenerName;
@@ -355,16 +356,21 @@ final class KraftspecRaftMessages {
                     .setHighWatermark(longField(m, "high_watermark", -1))))));
     }
 
+    /** A FetchSnapshot request of the stated {@code topic_partition} (absent: the metadata log's; null: no topic). */
     FetchSnapshotRequestData fetchSnapshotRequest(JsonNode m) {
         JsonNode id = m.get("snapshot_id");
-        return new FetchSnapshotRequestData()
+        FetchSnapshotRequestData data = new FetchSnapshotRequestData()
             .setClusterId(stringField(m, "cluster_id"))
             .setReplicaId(m.path("replica_id").asInt())
-            .setMaxBytes(m.path("max_bytes").asInt())
+            .setMaxBytes(m.path("max_bytes").asInt());
+        JsonNode named = m.get("topic_partition");
+        if (named != null && named.isNull()) return data;
+        TopicPartition tp = topicPartition(m);
+        return data
             .setTopics(List.of(new FetchSnapshotRequestData.TopicSnapshot()
-                .setName(METADATA_PARTITION.topic())
+                .setName(tp.topic())
                 .setPartitions(List.of(new FetchSnapshotRequestData.PartitionSnapshot()
-                    .setPartition(METADATA_PARTITION.partition())
+                    .setPartition(tp.partition())
                     .setCurrentLeaderEpoch(m.path("current_leader_epoch").asInt())
                     .setSnapshotId(new FetchSnapshotRequestData.SnapshotId()
                         .setEndOffset(id.get(0).asLong())
@@ -543,6 +549,42 @@ final class KraftspecRaftMessages {
                     .setPartitionIndex(tp.partition())))));
     }
 
+    /**
+     * UpdateRaftVoter v0 from a voter ({@code RaftUtil.updateVoterRequest}): its id, directory id, listeners and the
+     * kraft.version range a Kafka 4.x node supports (0 to 1: the trace does not state it, see the reference's
+     * {@code raft.SUPPORTED_KRAFT_VERSIONS}).
+     */
+    UpdateRaftVoterRequestData updateRaftVoterRequest(JsonNode m, String path) {
+        UpdateRaftVoterRequestData.ListenerCollection listeners = new UpdateRaftVoterRequestData.ListenerCollection();
+        JsonNode given = m.get("listeners");
+        if (given != null && !given.isNull()) {
+            for (JsonNode text : given) {
+                Endpoint e = Endpoint.parse(text.asText(), path + ".listeners");
+                listeners.add(new UpdateRaftVoterRequestData.Listener().setName(e.listener()).setHost(e.host())
+                    .setPort(e.port()));
+            }
+        }
+        return new UpdateRaftVoterRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setCurrentLeaderEpoch(intField(m, "current_leader_epoch", -1))
+            .setVoterId(intField(m, "voter_id", -1))
+            .setVoterDirectoryId(uuid(m.get("voter_directory_id")))
+            .setListeners(listeners)
+            .setKRaftVersionFeature(new UpdateRaftVoterRequestData.KRaftVersionFeature()
+                .setMinSupportedVersion(KRaftVersion.KRAFT_VERSION_0.featureLevel())
+                .setMaxSupportedVersion(KRaftVersion.KRAFT_VERSION_1.featureLevel()));
+    }
+
+    /** An UpdateRaftVoter answer ({@code RaftUtil.updateVoterResponse}): the leader's endpoint on the listener. */
+    UpdateRaftVoterResponseData updateRaftVoterResponse(JsonNode m, String path) {
+        UpdateRaftVoterResponseData response = new UpdateRaftVoterResponseData()
+            .setErrorCode(error(m.get("error"), path + ".error").code());
+        response.currentLeader().setLeaderId(intField(m, "leader_id", -1)).setLeaderEpoch(intField(m, "leader_epoch", -1));
+        Endpoint e = responseEndpoint(m.get("leader_endpoints"), path + ".leader_endpoints");
+        if (e != null) response.currentLeader().setHost(e.host()).setPort(e.port());
+        return response;
+    }
+
     VoteResponseData voteResponse(JsonNode m, String path) {
         int leader = intField(m, "leader_id", -1);
         VoteResponseData response = new VoteResponseData()
@@ -680,7 +722,8 @@ final class KraftspecRaftMessages {
             send.put("topic_id", topic.topicId().toString());
             send.set("topic_partition", topicPartitionJson(topic.topic(), p.partition()));
         } else if (data instanceof FetchSnapshotRequestData r) {
-            FetchSnapshotRequestData.PartitionSnapshot p = r.topics().get(0).partitions().get(0);
+            FetchSnapshotRequestData.TopicSnapshot topic = r.topics().get(0);
+            FetchSnapshotRequestData.PartitionSnapshot p = topic.partitions().get(0);
             send.put("type", "FetchSnapshotRequest");
             send.put("replica_id", r.replicaId());
             send.put("current_leader_epoch", p.currentLeaderEpoch());
@@ -691,6 +734,7 @@ final class KraftspecRaftMessages {
             send.put("max_bytes", r.maxBytes());
             send.set("replica_directory_id", directory(p.replicaDirectoryId()));
             send.set("cluster_id", cluster(r.clusterId()));
+            send.set("topic_partition", topicPartitionJson(topic.name(), p.partition()));
         } else if (data instanceof BeginQuorumEpochRequestData r) {
             BeginQuorumEpochRequestData.TopicData topic = r.topics().get(0);
             BeginQuorumEpochRequestData.PartitionData p = topic.partitions().get(0);
@@ -714,9 +758,7 @@ final class KraftspecRaftMessages {
             send.set("cluster_id", cluster(r.clusterId()));
             send.set("topic_partition", topicPartitionJson(topic.topicName(), p.partitionIndex()));
         } else if (data instanceof UpdateRaftVoterRequestData r) {
-            // KIP-853: a kraft.version-0 voter tells each new leader its endpoints (pollFollowerAsVoter); the trace
-            // format and the reference have no such message, so it is reported under Kafka's name and shows as a
-            // message the reference did not send
+            // KIP-853: a kraft.version-0 voter tells each new leader its endpoints (pollFollowerAsVoter)
             send.put("type", "UpdateRaftVoterRequest");
             send.set("cluster_id", cluster(r.clusterId()));
             send.put("current_leader_epoch", r.currentLeaderEpoch());
@@ -833,6 +875,17 @@ final class KraftspecRaftMessages {
             send.put("leader_epoch", p.leaderEpoch());
             send.put("leader_id", p.leaderId());
             leaderEndpoints(send, p.leaderId(), r.nodeEndpoints());
+            send.put("correlation_id", correlationId);
+        } else if (data instanceof UpdateRaftVoterResponseData r) {
+            send.put("type", "UpdateRaftVoterResponse");
+            send.put("source", localId);
+            send.put("error", errorName(r.errorCode()));
+            send.put("leader_epoch", r.currentLeader().leaderEpoch());
+            send.put("leader_id", r.currentLeader().leaderId());
+            ArrayNode endpoints = send.putArray("leader_endpoints");
+            if (!r.currentLeader().host().isEmpty()) {
+                endpoints.add(endpoint(listener.value(), r.currentLeader().host(), r.currentLeader().port()));
+            }
             send.put("correlation_id", correlationId);
         } else if (data instanceof DescribeQuorumResponseData r) {
             send.put("type", "DescribeQuorumResponse");

@@ -77,7 +77,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   poll after it), static voters (kraft.version 0), {@code canBecomeVoter} false;</li>
  *   <li>the listener: each incarnation registers one {@link ListenerView} (a state machine that reads and closes
  *   every batch reader at once), reported as the post-state's {@code listener}: the end of the committed records
- *   handed to {@code handleCommit} and the last {@code handleLeaderChange}. A listener's committed read (any
+ *   handed to {@code handleCommit} (or loaded by {@code handleLoadSnapshot}), the last {@code handleLeaderChange}
+ *   and the id of the last snapshot loaded ({@code loaded_snapshot}). A listener's committed read (any
  *   size: {@code Integer.MAX_VALUE} bytes) is not capped at {@code fetch_max_records}: the production log reads up
  *   to the high watermark within a segment.</li>
  * </ul>
@@ -85,11 +86,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>How each input is applied (the reference's {@code raft.step}: the input, then one {@code poll}):
  * <ul>
  *   <li>{@code vote_request}, {@code fetch_request}, {@code begin_quorum_epoch_request},
- *   {@code end_quorum_epoch_request}, {@code describe_quorum_request}: the message as Kafka's RPC data at the
- *   latest version (DescribeQuorum: the message's {@code version}), handed to the client as an inbound request with
+ *   {@code end_quorum_epoch_request}, {@code describe_quorum_request}, {@code fetch_snapshot_request},
+ *   {@code update_raft_voter_request} (the sender's kraft.version range 0 to 1, as a Kafka 4.x node states it): the
+ *   message as Kafka's RPC data at the latest version (DescribeQuorum: the message's {@code version}), handed to the client as an inbound request with
  *   the message's correlation id; then {@code poll()}. The response (now, or later for a parked Fetch) goes to the
  *   request's sender.</li>
- *   <li>{@code vote_response}, {@code fetch_response}, {@code quorum_epoch_response}: an inbound response from
+ *   <li>{@code vote_response}, {@code fetch_response}, {@code quorum_epoch_response}, {@code fetch_snapshot_response},
+ *   {@code update_raft_voter_response}: an inbound response from
  *   {@code source} with the message's correlation id, or without one the id of the last request the client sent
  *   to {@code source} (what it has outstanding there, if anything); where the input states the request it answers
  *   ({@code answers}, added by the Python hook from the trace's own sends), the id the client gave that same request
@@ -114,8 +117,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A node without a directory id (or cluster id) in the trace gets a fixed stand-in, since Kafka's client needs
  * one; it is reported back as {@code null}, as the trace says it. Kafka's listener name is the voters' endpoints'
  * (one listener per voter: static voters). Sends are reported in the trace's vocabulary
- * ({@link KraftspecRaftMessages}): a LeaderChange record's voter sets ascending (Kafka lists a hash set), an
- * UpdateRaftVoter request under its own type; where the client sends one request to several voters, the order it
+ * ({@link KraftspecRaftMessages}): a LeaderChange record's voter sets ascending (Kafka lists a hash set); where the client sends one request to several voters, the order it
  * took is stated by the Python hook ({@code kraftspec.harness.raft.trace_step}) as the input's {@code order}.
  */
 public final class KraftspecRaftSession implements Session {
@@ -363,13 +365,14 @@ public final class KraftspecRaftSession implements Session {
 
     /**
      * A state machine above the client ({@code RaftClient.Listener}) that reads each batch reader to its end and closes
-     * it at once, remembering where the committed records handed over end and the last leader and epoch it was told
-     * ({@code LeaderAndEpoch.UNKNOWN}: no leader, epoch 0, at first).
+     * it at once, remembering where the committed records handed over end, the last leader and epoch it was told
+     * ({@code LeaderAndEpoch.UNKNOWN}: no leader, epoch 0, at first) and the id of the last snapshot it loaded.
      */
     static final class ListenerView implements RaftClient.Listener<String> {
         long committedEnd = 0;
         int leaderId = -1;
         int epoch = 0;
+        OffsetAndEpoch loadedSnapshot = null;
 
         @Override
         public void handleCommit(BatchReader<String> reader) {
@@ -388,6 +391,7 @@ public final class KraftspecRaftSession implements Session {
             try {
                 while (reader.hasNext()) reader.next();
                 committedEnd = reader.lastContainedLogOffset() + 1;
+                loadedSnapshot = reader.snapshotId();
             } finally {
                 reader.close();
             }
@@ -614,6 +618,13 @@ public final class KraftspecRaftSession implements Session {
             case "fetch_snapshot_response":
                 inboundResponse(message, input.get("answers"), messages.fetchSnapshotResponse(message, path), now);
                 break;
+            case "update_raft_voter_request":
+                inboundRequest(message, message.path("voter_id").asInt(), messages.updateRaftVoterRequest(message, path),
+                    ApiKeys.UPDATE_RAFT_VOTER.latestVersion(), now);
+                break;
+            case "update_raft_voter_response":
+                inboundResponse(message, input.get("answers"), messages.updateRaftVoterResponse(message, path), now);
+                break;
             case "create_snapshot": {
                 OffsetAndEpoch id = new OffsetAndEpoch(input.path("end_offset").asLong(), input.path("epoch").asInt());
                 long size = input.path("size").asLong();
@@ -813,6 +824,12 @@ public final class KraftspecRaftSession implements Session {
         view.put("committed_end", node.stateMachine.committedEnd);
         view.put("leader_id", node.stateMachine.leaderId);
         view.put("epoch", node.stateMachine.epoch);
+        OffsetAndEpoch loaded = node.stateMachine.loadedSnapshot;
+        if (loaded == null) {
+            view.putNull("loaded_snapshot");
+        } else {
+            view.putArray("loaded_snapshot").add(loaded.offset()).add(loaded.epoch());
+        }
         return post;
     }
 
