@@ -92,6 +92,14 @@ class QuorumNetwork(RuleBasedStateMachine):
         leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
         return max(leaders, key=lambda n: self.nodes[n].state.epoch) if leaders else None
 
+    @invariant()
+    def at_most_one_leader_per_epoch(self) -> None:
+        """Every model's first safety property: no two nodes lead the same epoch (§3.5)."""
+        for node_id, node in self.nodes.items():
+            if isinstance(node.state, Leader):
+                first = self.leaders.setdefault(node.state.epoch, node_id)
+                assert first == node_id, f"epoch {node.state.epoch} has leaders {first} and {node_id}"
+
     @rule(node=st.sampled_from(NODES), elapsed=st.sampled_from((0, 100, 600, 1500)), jitter=jitters,
           bootstrap=bootstraps)
     def tick(self, node: int, elapsed: int, jitter: int, bootstrap: int) -> None:
@@ -201,13 +209,6 @@ class RaftQuorumModel(QuorumNetwork):
         assert first is not None and first.id in self.snapshot_records, (
             f"node {node_id}'s log starts at {log.start_offset}, where no snapshot it holds ends: {log.snapshots}")
         return self.snapshot_records[first.id] + log.entries
-
-    @invariant()
-    def at_most_one_leader_per_epoch(self) -> None:
-        for node_id, node in self.nodes.items():
-            if isinstance(node.state, Leader):
-                first = self.leaders.setdefault(node.state.epoch, node_id)
-                assert first == node_id, f"epoch {node.state.epoch} has leaders {first} and {node_id}"
 
     @invariant()
     def only_voters_campaign(self) -> None:

@@ -135,13 +135,6 @@ class RaftReconfigModel(QuorumNetwork):
     # Invariants
 
     @invariant()
-    def at_most_one_leader_per_epoch(self) -> None:
-        for node_id, node in self.nodes.items():
-            if isinstance(node.state, Leader):
-                first = self.leaders.setdefault(node.state.epoch, node_id)
-                assert first == node_id, f"epoch {node.state.epoch} has leaders {first} and {node_id}"
-
-    @invariant()
     def high_watermark_advances_on_a_majority_of_the_voters_in_force(self) -> None:
         """A leader's HW moves only over records held by a majority of the voter set in force (§3.6, §3.14): the
         leader counts itself only while it is a voter."""

@@ -1387,26 +1387,37 @@ def _append_voters(node: RaftNode, voter_set: raft_voters.VoterSet, now: int, ou
     return _leader_append(node, (raft_voters.to_voters_record(voter_set),), now, out), offset
 
 
+def _admit_voter_change(node: RaftNode, api: str, src: int, cid: int, cluster_id: Optional[str], now: int,
+                        out: Outputs) -> tuple[RaftNode, bool]:
+    """What ``handleAddVoterRequest`` and ``handleRemoveVoterRequest`` check first: the cluster id, then that this node
+    leads (``validateLeaderOnlyRequest``); an admitted request first expires a pending change whose timer ran out
+    (:func:`_expire_voter_change`). Returns the node and whether the request goes on to its handler (§3.15)."""
+    # A node or client of another cluster must not change this quorum.
+    if cluster_id is not None and cluster_id != node.cluster_id:
+        out.append(_voter_change_response(api, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
+                                          f'The given id "{cluster_id}" doesn\'t match the cluster id '
+                                          f'"{node.cluster_id}"'))
+        return node, False
+    error = _leader_only_error(node, node.state.epoch)
+    # Only the leader changes the voters.
+    if error is not None:
+        out.append(_voter_change_response(api, src, cid, error, None))
+        return node, False
+    node, expired = _expire_voter_change(node, now)
+    if expired is not None:
+        out.append(expired)
+    return node, True
+
+
 def _handle_add_voter_request(node: RaftNode, req: AddRaftVoterRequest, now: int, jitter: int,
                               out: Outputs) -> RaftNode:
     """``handleAddVoterRequest``: cluster id, leader only, then :func:`raft_reconfig.handle_add_voter_request`; a
     valid add asks the new voter its kraft.version range (ApiVersions), unless a request is outstanding to it
     (:func:`raft_reconfig.new_voter_not_ready`); the change's timer is the request timeout (§3.15)."""
     src, cid = req.source, req.correlation_id
-    # A voter of another cluster must not join this quorum.
-    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(_voter_change_response(ADD_VOTER, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
-                                          f'The given id "{req.cluster_id}" doesn\'t match the cluster id '
-                                          f'"{node.cluster_id}"'))
+    node, admitted = _admit_voter_change(node, ADD_VOTER, src, cid, req.cluster_id, now, out)
+    if not admitted:
         return node
-    error = _leader_only_error(node, node.state.epoch)
-    # Only the leader changes the voters.
-    if error is not None:
-        out.append(_voter_change_response(ADD_VOTER, src, cid, error, None))
-        return node
-    node, expired = _expire_voter_change(node, now)
-    if expired is not None:
-        out.append(expired)
     key = raft_voters.replica_key(req.voter_id, req.voter_directory_id)
     listeners = raft_voters.listeners_of(req.listeners)
     refusal = raft_reconfig.handle_add_voter_request(_reconfig_leader(node), key, listeners)
@@ -1456,20 +1467,9 @@ def _handle_remove_voter_request(node: RaftNode, req: RemoveRaftVoterRequest, no
     the voter set without the voter is appended and the answer waits for it to commit or the request timeout
     (§3.15)."""
     src, cid = req.source, req.correlation_id
-    # A client of another cluster must not change this quorum.
-    if req.cluster_id is not None and req.cluster_id != node.cluster_id:
-        out.append(_voter_change_response(REMOVE_VOTER, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
-                                          f'The given id "{req.cluster_id}" doesn\'t match the cluster id '
-                                          f'"{node.cluster_id}"'))
+    node, admitted = _admit_voter_change(node, REMOVE_VOTER, src, cid, req.cluster_id, now, out)
+    if not admitted:
         return node
-    error = _leader_only_error(node, node.state.epoch)
-    # Only the leader changes the voters.
-    if error is not None:
-        out.append(_voter_change_response(REMOVE_VOTER, src, cid, error, None))
-        return node
-    node, expired = _expire_voter_change(node, now)
-    if expired is not None:
-        out.append(expired)
     key = raft_voters.replica_key(req.voter_id, req.voter_directory_id)
     outcome = raft_reconfig.handle_remove_voter_request(_reconfig_leader(node), key)
     if outcome.response is not None:
