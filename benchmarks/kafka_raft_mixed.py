@@ -8,9 +8,10 @@ runs, safety violations, refusals, disagreements (node views that do not replay)
 per second (JVM round trips included) and the hard paths reached. ``--faults``: the network also fails requests and
 nodes shut down gracefully (then the failed answers and finished shutdowns are counted too). ``--snapshots``: nodes
 also snapshot their committed logs, clean them and fetch snapshots (KIP-630; the snapshot paths reached are counted
-too). Exit code 1 on any violation or disagreement.
+too). ``--dynamic``: a kraft.version 1 quorum (KIP-853) whose voters an admin adds and removes (not with
+``--snapshots``). Exit code 1 on any violation or disagreement.
 
-    python benchmarks/kafka_raft_mixed.py --seeds 0 1000 --kafka-nodes 1 2 [--faults] [--snapshots]
+    python benchmarks/kafka_raft_mixed.py --seeds 0 1000 --kafka-nodes 1 2 [--faults] [--snapshots | --dynamic]
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", type=int, default=150, help="rules per run (default 150)")
     parser.add_argument("--faults", action="store_true", help="failed requests and graceful shutdowns too")
     parser.add_argument("--snapshots", action="store_true", help="snapshots created, cleaned and fetched too")
+    parser.add_argument("--dynamic", action="store_true", help="a kraft.version 1 quorum whose voters change")
     args = parser.parse_args(argv)
     processes = [KafkaProcess(args.kafka) for _ in range(max(args.kafka_nodes))]
     failed = False
@@ -40,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
             paths = raft_mixed.HardPaths()
             started, steps, violations, disagreements, shown = time.perf_counter(), 0, 0, 0, 0
             for seed in range(*args.seeds):
-                result = raft_mixed.run(seed, count, processes, args.rules, args.faults, args.snapshots)
+                result = raft_mixed.run(seed, count, processes, args.rules, args.faults, args.snapshots,
+                                        args.dynamic)
                 steps += result.kafka_steps
                 paths.add(result.paths)
                 violations += result.failure is not None

@@ -7,7 +7,16 @@ Java class documents how each trace input is applied.
 * :func:`kafka_initial`: a trace's ``initial`` object as the session opens it: ``{"explicit": STATE}``, STATE being
   the trace format's explicit raft state (checked by the reference's own decoding first, so that both sides start
   from a state the reference can start), and for ``raft/leader`` also ``"granted"``: the votes the reference's
-  :func:`kraftspec.traces.format.raft.elected_leader` counts before the node is elected.
+  :func:`kraftspec.traces.format.raft.elected_leader` counts before the node is elected. A ``kraft_version`` 1 state
+  starts Kafka's client as ``kafka-storage format --initial-controllers`` leaves a node: the bootstrap checkpoint
+  (0, 0) of its ``bootstrap_voters``, ``controller.quorum.voters`` empty and ``controller.quorum.bootstrap.servers``
+  those voters' addresses (Kafka numbers them -2, -3, ...).
+* A FetchSnapshot answer's chunk from byte 0 states the snapshot's ``control_records`` (a kraft.version 1 snapshot's
+  KRaftVersionRecord and VotersRecord): the session parses them out of Kafka's snapshot and writes them into the
+  snapshot it feeds Kafka; ``upgrade_kraft_version`` answers ``{sends, upgraded, error}`` (the Java class says how).
+* ``config.auto_join`` is ``controller.quorum.auto.join.enable``: an observer that can become a voter then sends the
+  leader AddRaftVoter or RemoveRaftVoter itself (reported as the reference's messages, ``source`` the node) and takes
+  the leader's ``voter_change_response`` as the AddRaftVoter or RemoveRaftVoter response its ``api`` names.
 * :func:`kafka_inputs`: each response input states the request it answers (``answers``: the trace's own send with
   that destination and correlation id, and the step that sent it), so that Kafka gets it as a real network would
   hand it over: under the correlation id Kafka's client gave that same request. Kafka numbers its requests in the
@@ -34,7 +43,7 @@ CHOICES = ("order", "message.correlation_id")
 """The input fields a step may state Kafka's choices in: the order of one round of requests, and the correlation id
 of a response (the one Kafka gave the request it answers: :func:`kafka_inputs`)."""
 RESPONSE_ACTIONS = ("vote_response", "fetch_response", "quorum_epoch_response", "fetch_snapshot_response",
-                    "update_raft_voter_response")
+                    "update_raft_voter_response", "api_versions_response", "voter_change_response")
 NO_REQUEST = -1
 """The correlation id of a response that answers none of Kafka's requests (Kafka's ids count from 1)."""
 LEADER_STATE = {"local_id": 1, "quorum_state": {"epoch": 1, "voted_key": {"id": 1}}}

@@ -10,7 +10,12 @@ node talk to each other as two implementations would. With ``faults`` the run al
 rules: the network fails requests (the sender gets the request's BROKER_NOT_AVAILABLE answer, as Kafka's channel
 reports a disconnect), nodes shut down gracefully, and a node whose shutdown finished is stopped (requests to it
 fail) until it restarts. With ``snapshots`` it also draws ``raft_simulate``'s snapshot rules (KIP-630): nodes
-snapshot their committed log, their cleaners advance the log start, and followers behind it fetch snapshots.
+snapshot their committed log, their cleaners advance the log start, and followers behind it fetch snapshots. With
+``dynamic`` it runs ``raft_simulate``'s kraft.version 1 quorum (KIP-853): nodes formatted with voters 1-3, spare
+observers, and the admin's AddRaftVoter / RemoveRaftVoter draws, the leader's ApiVersions request answered by the
+addressee's network layer; a Fetch to a bootstrap server (-2, -3, -4) reaches the voter listening there and is answered
+from that id, as ``raft_simulate`` routes it, Kafka's nodes included (the harness configures their
+``controller.quorum.bootstrap.servers`` so).
 
 After every rule the quorum's safety properties are checked on the nodes' post-states (:class:`Safety`): at most
 one leader per epoch, a committed entry is never lost (durable on a majority of voters) or changed, every leader
@@ -33,23 +38,34 @@ from typing import Any, Mapping, Optional, Sequence
 
 from kraftspec.harness import raft as hooks
 from kraftspec.harness.jvm import KafkaProcess
-from kraftspec.models.raft import CONFIG, DIRECTORY_IDS, MAX_IN_FLIGHT, NODES, VOTERS
+from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS, restarted
 from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, trace_from_json
 from kraftspec.traces.recording.raft_simulate import (
+    DYNAMIC_RULES,
     FAULT_RULES,
     RULES,
     SHUTDOWN_TIMEOUTS_MS,
     SNAPSHOT_MAX_BYTES,
     SNAPSHOT_RULES,
-    SNAPSHOT_SIZES,
+    add_voter_request,
+    api_versions_answer,
+    bootstrap_server_node,
+    explicit_json,
     failed_response,
+    latest_voters,
+    node_ids,
+    remove_voter_request,
+    removed_voter_acknowledges,
+    snapshot_sizes,
 )
 from kraftspec.reference.raft_messages import (
+    ApiVersionsRequest,
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchSnapshotRequest,
+    Send,
     UpdateRaftVoterRequest,
     VoteRequest,
 )
@@ -62,10 +78,10 @@ ACTION_OF_TYPE = {"VoteRequest": "vote_request", "VoteResponse": "vote_response"
                   "EndQuorumEpochRequest": "end_quorum_epoch_request", "QuorumEpochResponse": "quorum_epoch_response",
                   "FetchSnapshotRequest": "fetch_snapshot_request", "FetchSnapshotResponse": "fetch_snapshot_response",
                   "UpdateRaftVoterRequest": "update_raft_voter_request",
-                  "UpdateRaftVoterResponse": "update_raft_voter_response"}
+                  "UpdateRaftVoterResponse": "update_raft_voter_response",
+                  "ApiVersionsResponse": "api_versions_response"}
 """The input a node receives for each message type on the network (others: DescribeQuorum answers go to clients)."""
 _TYPE_OF_ACTION = {action: kind for kind, action in ACTION_OF_TYPE.items()}
-MAJORITY = len(VOTERS) // 2 + 1
 FAILABLE = {cls.__name__: cls for cls in (VoteRequest, FetchRequest, BeginQuorumEpochRequest, EndQuorumEpochRequest,
                                           FetchSnapshotRequest, UpdateRaftVoterRequest)}
 """The requests the network may fail, by their type on the network."""
@@ -158,31 +174,39 @@ class Safety(AssertionError):
 
 @dataclass
 class MixedQuorum:
-    """One seeded run: four nodes, ``kafka_nodes`` of them run by Kafka (one process each, from ``processes``)."""
+    """One seeded run: four nodes (five in half the ``dynamic`` runs), ``kafka_nodes`` of them run by Kafka (one process
+    each, from ``processes``)."""
 
     seed: int
     kafka_nodes: tuple[int, ...]
     processes: Sequence[KafkaProcess]
     faults: bool = False
     snapshots: bool = False
+    dynamic: bool = False
 
     def __post_init__(self) -> None:
-        self.rng = random.Random(f"raft-mixed{':snapshots' if self.snapshots else ''}:{self.seed}")
-        self.rules = (FAULT_RULES if self.faults else RULES) + (SNAPSHOT_RULES if self.snapshots else ())
+        tags = (":snapshots" if self.snapshots else "") + (":dynamic" if self.dynamic else "")
+        self.rng = random.Random(f"raft-mixed{tags}:{self.seed}")
+        self.rules = ((FAULT_RULES if self.faults else RULES) + (SNAPSHOT_RULES if self.snapshots else ())
+                      + (DYNAMIC_RULES if self.dynamic else ()))
         self.now = 0
+        self.ids = node_ids(self.rng, self.dynamic)
+        self.campaigners = self.ids if self.dynamic else tuple(sorted(VOTERS))  # who may lead: asked to resign
         config = dataclasses.asdict(CONFIG)
         if self.snapshots:
             config["fetch_snapshot_max_bytes"] = SNAPSHOT_MAX_BYTES
         else:
             del config["fetch_snapshot_max_bytes"]
-        self.explicit = {n: {"local_id": n, "voters": sorted(VOTERS), "config": config,
-                             "jitter": self.rng.randrange(CONFIG.election_timeout_ms),
-                             "directory_id": DIRECTORY_IDS[n]} for n in NODES}
+        self.explicit = {n: explicit_json(n, config, self.rng.randrange(CONFIG.election_timeout_ms), self.dynamic)
+                         for n in self.ids}
         backing = dict(zip(self.kafka_nodes, self.processes))
         self.nodes = {n: KafkaNode(backing[n], self.explicit[n]) if n in backing else ReferenceNode(self.explicit[n])
-                      for n in NODES}
-        self.posts = {n: raft_replay.observe(explicit_state(self.explicit[n]), 0) for n in NODES}
-        self.steps: dict[int, list[dict[str, Any]]] = {n: [] for n in NODES}
+                      for n in self.ids}
+        self.posts = {n: raft_replay.observe(explicit_state(self.explicit[n]), 0) for n in self.ids}
+        self.steps: dict[int, list[dict[str, Any]]] = {n: [] for n in self.ids}
+        self.requests = 0  # the admin's voter-change requests so far
+        self.down: set[int] = set()  # Kafka nodes whose restart Kafka's client refused (``dynamic``)
+        self.servers: dict[tuple[int, int, int], int] = {}  # (node, requester, correlation id) -> bootstrap server id
         self.in_flight: list[dict[str, Any]] = []
         self.next_value = 0
         self.paths = HardPaths()
@@ -197,24 +221,29 @@ class MixedQuorum:
 
     def _timed(self) -> dict[str, Any]:
         return {"now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms),
-                "bootstrap": self.rng.randrange(len(VOTERS))}
+                "bootstrap": self.rng.randrange(len(self.ids) if self.dynamic else len(VOTERS))}
 
     def _kind(self, n: int) -> str:
         return "kafka" if self.nodes[n].kafka else "reference"
 
     def stopped(self, n: int) -> bool:
-        """Whether node ``n``'s graceful shutdown has finished."""
-        return self.posts[n].get("shutdown") in STOPPED
+        """Whether node ``n``'s graceful shutdown has finished, or Kafka's client refused to restart it
+        (:meth:`crash`)."""
+        return n in self.down or self.posts[n].get("shutdown") in STOPPED
 
-    def input(self, n: int, obj: dict[str, Any], timed: bool = True) -> None:
+    def input(self, n: int, obj: dict[str, Any], timed: bool = True, address: Optional[int] = None) -> None:
         """Node ``n`` takes one input (``timed``: with the time, jitter and bootstrap index drawn now); its sends go on
-        the network, its post-state is checked. A stopped node takes none but a restart: a request to it fails, and
-        nothing is drawn for it (``raft_simulate``'s ``deliver``: both runs draw in the same order)."""
+        the network, its post-state is checked. A stopped node takes none but a restart: a request to it (sent to
+        ``address``, default ``n``) fails, and nothing is drawn for it (``raft_simulate``'s ``deliver``: both runs
+        draw in the same order)."""
         before = self.posts[n]
-        if self.stopped(n) and obj["action"] != "restart":
-            if obj["action"].endswith("_request"):
-                self.in_flight.append(failed({"destination": n, "type": _TYPE_OF_ACTION[obj["action"]],
-                                              **obj["message"]}))
+        if self.stopped(n) and (obj["action"] != "restart" or n in self.down):
+            if obj["action"].endswith("_request") and obj["action"] in _TYPE_OF_ACTION:
+                self.in_flight.append(failed({"destination": n if address is None else address,
+                                              "type": _TYPE_OF_ACTION[obj["action"]], **obj["message"]}))
+            return
+        if (self.dynamic and obj["action"] == "quorum_epoch_response"
+                and removed_voter_acknowledges(before["role"], before["log"], obj["message"])):
             return
         if timed:
             obj = {**obj, **self._timed()}
@@ -224,7 +253,9 @@ class MixedQuorum:
         self.steps[n].append(step)
         self.posts[n] = post
         sends = step.get("output", {}).get("response", {}).get("sends", [])
-        self.in_flight.extend(s for s in sends if s["destination"] in self.nodes and s["type"] in ACTION_OF_TYPE)
+        self.in_flight.extend(self._answered(n, s) if s["type"] == "ApiVersionsRequest" else self._as_server(s)
+                              for s in sends if bootstrap_server_node(s["destination"]) in self.nodes
+                              and (s["type"] in ACTION_OF_TYPE or s["type"] == "ApiVersionsRequest"))
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
         if obj["action"] == "fetch_response":
             self._count_truncation(obj, before, post)
@@ -235,9 +266,51 @@ class MixedQuorum:
             self.paths.shutdowns[f"{self._kind(n)}:{post['shutdown']}:{before['role']}"] += 1
         self._check(n)
 
+    @staticmethod
+    def _answered(n: int, send: Mapping[str, Any]) -> dict[str, Any]:
+        """``raft_simulate.api_versions_answer``: the addressee's network layer answers node ``n``'s ApiVersions."""
+        request = ApiVersionsRequest(correlation_id=send["correlation_id"])
+        return raft_replay.sent(api_versions_answer(n, Send(destination=send["destination"], message=request)))
+
+    def _as_server(self, send: dict[str, Any]) -> dict[str, Any]:
+        """``raft_simulate.as_bootstrap_server``: an answer to a request that came through a bootstrap server id
+        names that id as its ``source``."""
+        server = self.servers.get((send.get("source"), send["destination"], send.get("correlation_id")))
+        return send if server is None else {**send, "source": server}
+
+    def calm(self, rounds: int) -> None:
+        """``raft_simulate``'s ``calm``: ``rounds`` rounds of the ``quiet`` rule."""
+        for _ in range(rounds):
+            for n in self.ids:
+                self.tick(n, 300 if n == self.ids[0] else 0)
+            self.deliver_all()
+
+    def change_voters(self, add: bool) -> None:
+        """``raft_simulate``'s ``change_voters``: after a calm spell the admin asks the newest leader to add a node or
+        remove a voter, then another calm spell."""
+        self.calm(self.rng.randint(2, 5))
+        leaders = [n for n in self.ids if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
+        if not leaders:
+            return
+        leader = max(leaders, key=lambda n: self.posts[n]["epoch"])
+        voters = latest_voters(self.posts[leader]["log"])
+        targets = [n for n in self.ids if (n not in voters) == add]
+        if targets:
+            target, self.requests = self.rng.choice(targets), self.requests + 1
+            request = (add_voter_request(target, self.requests) if add
+                       else remove_voter_request(target, self.requests))
+            action = "add_raft_voter_request" if add else "remove_raft_voter_request"
+            self.input(leader, {"action": action, "message": to_json(request)})
+        self.calm(self.rng.randint(2, 5))
+
     def deliver(self, send: Mapping[str, Any]) -> None:
+        """``raft_simulate``'s ``deliver``: to the node at the send's destination (``bootstrap_server_node``)."""
         message = {k: v for k, v in send.items() if k not in ("destination", "type")}
-        self.input(send["destination"], {"action": ACTION_OF_TYPE[send["type"]], "message": message})
+        destination = send["destination"]
+        n = bootstrap_server_node(destination)
+        if destination != n and "replica_id" in message:  # answered as that bootstrap server
+            self.servers[(n, message["replica_id"], message["correlation_id"])] = destination
+        self.input(n, {"action": ACTION_OF_TYPE[send["type"]], "message": message}, address=destination)
 
     def tick(self, n: int, elapsed: int) -> None:
         self.now += elapsed
@@ -249,11 +322,22 @@ class MixedQuorum:
             self.deliver(send)
 
     def crash(self, n: int) -> None:
+        """``raft_simulate``'s ``crash``: not drawn for a reference node the reference refuses to restart
+        (``models.raft.restarted``). Kafka's client refusing to restart a Kafka node (``dynamic``) leaves it down
+        (its view ends there; counted as a ``refused`` restart)."""
+        jitter, node = self.rng.randrange(CONFIG.election_timeout_ms), self.nodes[n]
+        if isinstance(node, ReferenceNode) and restarted(node.node, self.now, jitter) is None:
+            return
         role = self.posts[n]["role"]
-        self.paths.restarts[f"{'kafka' if self.nodes[n].kafka else 'reference'}:{role}"] += 1
-        self.input(n, {"action": "restart", "now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms)},
-                   timed=False)
-        self.in_flight = [s for s in self.in_flight if s["destination"] != n]
+        self.paths.restarts[f"{self._kind(n)}:{role}"] += 1
+        try:
+            self.input(n, {"action": "restart", "now": self.now, "jitter": jitter}, timed=False)
+        except Refused:
+            if not (self.dynamic and node.kafka):
+                raise
+            self.paths.restarts[f"kafka:refused:{role}"] += 1
+            self.down.add(n)
+        self.in_flight = [s for s in self.in_flight if bootstrap_server_node(s["destination"]) != n]
         self.highest_hw.pop(n, None)
 
     def snapshot(self, n: int) -> None:
@@ -262,7 +346,7 @@ class MixedQuorum:
         hw, start = post["high_watermark"], post["log_start_offset"]
         if self.stopped(n) or hw <= start:
             return
-        size = self.rng.choice(SNAPSHOT_SIZES)
+        size = self.rng.choice(snapshot_sizes(self.dynamic))
         self.input(n, {"action": "create_snapshot", "end_offset": hw, "epoch": post["log"][hw - 1 - start]["epoch"],
                        "size": size})
 
@@ -279,42 +363,44 @@ class MixedQuorum:
         """One rule of ``raft_simulate``'s mix, drawn from this run's seeded generator."""
         kind, rng = self.rng.choice(self.rules), self.rng
         if kind == "tick":
-            self.tick(rng.choice(NODES), rng.choice((0, 100, 600, 1500)))
+            self.tick(rng.choice(self.ids), rng.choice((0, 100, 600, 1500)))
         elif kind in ("tick_all", "quiet"):
             for _ in range(1 if kind == "tick_all" else rng.randint(1, 4)):
                 elapsed = rng.choice((100, 600, 1500)) if kind == "tick_all" else 300
-                for n in NODES:
-                    self.tick(n, elapsed if n == NODES[0] else 0)
+                for n in self.ids:
+                    self.tick(n, elapsed if n == self.ids[0] else 0)
                 if kind == "quiet":
                     self.deliver_all()
         elif kind == "deliver_all":
             self.deliver_all()
         elif kind == "append":
-            leaders = [n for n in NODES if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
+            leaders = [n for n in self.ids if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
             if leaders:
                 self.next_value += 1
                 newest = max(leaders, key=lambda n: self.posts[n]["epoch"])
                 self.input(newest, {"action": "append", "records": [f"r{self.next_value}"]})
         elif kind == "resign":
-            n = rng.choice(sorted(VOTERS))
+            n = rng.choice(self.campaigners)
             if self.posts[n]["leader_id"] == n and not self.stopped(n):
                 self.input(n, {"action": "resign", "epoch": self.posts[n]["epoch"]})
         elif kind == "crash":
-            self.crash(rng.choice(NODES))
+            self.crash(rng.choice(self.ids))
         elif kind == "shutdown":
-            self.input(rng.choice(NODES), {"action": "shutdown", "timeout_ms": rng.choice(SHUTDOWN_TIMEOUTS_MS)})
+            self.input(rng.choice(self.ids), {"action": "shutdown", "timeout_ms": rng.choice(SHUTDOWN_TIMEOUTS_MS)})
         elif kind == "revive":
-            stopped = [n for n in NODES if self.stopped(n)]
+            stopped = [n for n in self.ids if self.stopped(n)]
             if stopped:
                 self.crash(rng.choice(stopped))
         elif kind == "snapshot":
-            self.snapshot(rng.choice(NODES))
+            self.snapshot(rng.choice(self.ids))
         elif kind == "clean":
-            self.clean(rng.choice(NODES))
+            self.clean(rng.choice(self.ids))
         elif kind == "compact":
-            for n in NODES:
+            for n in self.ids:
                 self.snapshot(n)
                 self.clean(n)
+        elif kind in ("add_voter", "remove_voter"):
+            self.change_voters(kind == "add_voter")
         elif kind == "fail":
             requests = [i for i, send in enumerate(self.in_flight) if send["type"] in FAILABLE]
             if requests:
@@ -358,11 +444,17 @@ class MixedQuorum:
                 if (epoch < post["epoch"] and offset >= post["log_start_offset"]
                         and _entry(post, offset) != entry):
                     raise Safety(f"leader {n} of epoch {post['epoch']} lacks offset {offset}, committed in {epoch}")
+        electorates = {x: self.durable_voters(x) for x in self.ids}
+        positions = {x: self.durable_position(x) for x in self.ids}
         for offset, entry in self.committed.items():
-            durable = [v for v in VOTERS if offset < self.posts[v]["log_start_offset"]
-                       or (offset < self.posts[v]["flushed_end_offset"] and _entry(self.posts[v], offset) == entry)]
-            if len(durable) < MAJORITY:
-                raise Safety(f"committed offset {offset} is durable only on voters {durable}")
+            held = {v for v in self.ids if offset < self.posts[v]["log_start_offset"]
+                    or (offset < self.posts[v]["flushed_end_offset"] and _entry(self.posts[v], offset) == entry)}
+            for x, voters in electorates.items():
+                granting = {v for v in voters - held if not self.dynamic or positions[v] <= positions[x]}
+                if x in granting and len(granting) > len(voters) // 2:
+                    raise Safety(f"committed offset {offset} is durable only on nodes {sorted(held)}: voters "
+                                 f"{sorted(granting)} lack it and could elect node {x} (a majority of its voters "
+                                 f"{sorted(voters)})")
 
     def _count_truncation(self, obj: Mapping[str, Any], before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
         message = obj["message"]
@@ -371,8 +463,31 @@ class MixedQuorum:
                 and message.get("high_watermark", -1) >= 0):
             self.paths.truncations_under_hw += 1
 
+    def durable_voters(self, n: int) -> frozenset[int]:
+        """The voters node ``n`` would count votes by after a restart: voters 1-3, or (``dynamic``) those of the last
+        VotersRecord it has flushed (``raft_simulate.latest_voters``). A committed entry must be durable on enough of
+        them that those lacking it whose logs are no more up to date than ``n``'s (:meth:`durable_position`) are no
+        majority, or ``n`` could be elected without it (a voter set takes effect once appended: a leader commits by a
+        set whose VotersRecord is not committed yet, and a removed voter may still count the old set, KIP-853)."""
+        if not self.dynamic:
+            return VOTERS
+        post = self.posts[n]
+        return latest_voters(post["log"][:post["flushed_end_offset"] - post["log_start_offset"]])
+
+    def durable_position(self, n: int) -> tuple[int, int]:
+        """Node ``n``'s flushed log as a vote compares it: (the epoch of its last flushed entry, its flushed end)."""
+        post = self.posts[n]
+        flushed = post["flushed_end_offset"]
+        last = _entry(post, flushed - 1)
+        return (last["epoch"] if last is not None else -1, flushed)
+
+    def committed_voters(self) -> frozenset[int]:
+        """The voters in force as far as a leader showed the log committed: voters 1-3, or (``dynamic``) those of the
+        last committed VotersRecord (``raft_simulate.latest_voters``)."""
+        return latest_voters([self.committed[o] for o in sorted(self.committed)]) if self.dynamic else VOTERS
+
     def _count_leader_change(self) -> None:
-        if any(self.posts[v]["log_end_offset"] > self.committed_end for v in VOTERS):
+        if any(self.posts[v]["log_end_offset"] > self.committed_end for v in self.committed_voters()):
             self.paths.leader_changes_with_uncommitted += 1
 
     def _count_snapshot_paths(self, n: int, obj: Mapping[str, Any], step: Mapping[str, Any],
@@ -395,7 +510,7 @@ class MixedQuorum:
         return {n: {"format": "1.0", "component": "raft", "id": f"raft-mixed-{self.seed}-node{n}",
                     "meta": {"generator": "kraftspec.harness.raft_mixed", "seed": self.seed, "node": n,
                              "kafka": self.nodes[n].kafka},
-                    "initial": {"explicit": self.explicit[n]}, "steps": self.steps[n]} for n in NODES}
+                    "initial": {"explicit": self.explicit[n]}, "steps": self.steps[n]} for n in self.ids}
 
 
 @dataclass
@@ -415,13 +530,13 @@ class RunResult:
 
 
 def run(seed: int, kafka_count: int, processes: Sequence[KafkaProcess], rules: int = 150,
-        faults: bool = False, snapshots: bool = False) -> RunResult:
+        faults: bool = False, snapshots: bool = False, dynamic: bool = False) -> RunResult:
     """One seeded run with ``kafka_count`` Kafka-backed nodes (drawn by the seed): ``rules`` rules (with ``faults``:
-    failed requests and graceful shutdowns too; with ``snapshots``: snapshots created, cleaned and fetched), then every
-    node's view judged by the reference."""
+    failed requests and graceful shutdowns too; with ``snapshots``: snapshots created, cleaned and fetched; with
+    ``dynamic``: a kraft.version 1 quorum whose voters change), then every node's view judged by the reference."""
     pick = random.Random(f"raft-mixed-nodes:{seed}")
     kafka_nodes = tuple(sorted(pick.sample(NODES, kafka_count)))
-    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count], faults, snapshots)
+    quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count], faults, snapshots, dynamic)
     failure = None
     try:
         for _ in range(rules):

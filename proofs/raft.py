@@ -1,4 +1,5 @@
-"""CrossHair contracts (PEP316) on the KRaft quorum rules in ``kraftspec.reference.raft_rules``.
+"""CrossHair contracts (PEP316) on the KRaft quorum rules in ``kraftspec.reference.raft_rules`` (and
+``raft_voter_history``).
 
 Each contract carries the name of the rule it checks and states a property, not the implementation.
 Run: ``python -m crosshair check --analysis_kind=PEP316 --per_condition_timeout=5 kraftspec.proofs.raft``.
@@ -8,7 +9,7 @@ Run: ``python -m crosshair check --analysis_kind=PEP316 --per_condition_timeout=
 from __future__ import annotations
 
 from kraftspec import mutants
-from kraftspec.reference import raft_rules
+from kraftspec.reference import raft_rules, raft_voter_history
 
 mutants.apply_from_environment()  # for ``python -m crosshair check`` run under KRAFTSPEC_MUTANT
 
@@ -205,3 +206,39 @@ def snapshot_chunk_size(position: int, snapshot_size: int, max_bytes: int) -> in
     post: __return__ == max_bytes or position + __return__ == snapshot_size
     """
     return raft_rules.snapshot_chunk_size(position, snapshot_size, max_bytes)
+
+
+def should_send_add_or_remove_voter_request(reconfig_supported: bool, can_become_voter: bool, auto_join: bool,
+                                            update_period_expired: bool) -> bool:
+    """``shouldSendAddOrRemoveVoterRequest`` (§3.15): an observer asks to join only when all four hold: kraft.version
+    1 (voters are static under 0), the controller role, auto-join configured, and the update-voter-set period over.
+
+    post: implies(__return__, reconfig_supported)
+    post: implies(__return__, can_become_voter)
+    post: implies(__return__, auto_join and update_period_expired)
+    post: implies(reconfig_supported and can_become_voter and auto_join and update_period_expired, __return__)
+    """
+    return raft_rules.should_send_add_or_remove_voter_request(reconfig_supported, can_become_voter, auto_join,
+                                                              update_period_expired)
+
+
+def auto_join_removes_old_voter(local_id_in_voters: bool) -> bool:
+    """``pollFollowerAsObserver`` (§3.15): an observer whose id a voter already holds (an old directory) removes it
+    first, since an id joins the voters once; an id outside the voter set is added.
+
+    post: implies(local_id_in_voters, __return__)
+    post: implies(not local_id_in_voters, not __return__)
+    """
+    return raft_rules.auto_join_removes_old_voter(local_id_in_voters)
+
+
+def snapshot_load_needed(next_offset: int, log_start_offset: int) -> bool:
+    """``maybeLoadSnapshot`` (§3.14): control records are read from the latest snapshot when nothing was read yet or
+    the log start passed the read position, as a snapshot fetched from the leader does; else the log is read on.
+
+    pre: next_offset >= -1 and log_start_offset >= 0
+    post: implies(next_offset == -1, __return__)
+    post: implies(next_offset < log_start_offset, __return__)
+    post: implies(next_offset >= log_start_offset, not __return__)
+    """
+    return raft_voter_history.snapshot_load_needed(next_offset, log_start_offset)

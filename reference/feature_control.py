@@ -30,6 +30,7 @@ from kraftspec.reference.broker import (
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.feature_versions import KRAFT_VERSION, SHORT_MAX, FeatureVersions
 from kraftspec.reference.frozen import evolve
+from kraftspec.reference.raft_messages import IllegalUpgradeArgumentError, InvalidUpdateVersionError
 from kraftspec.reference.records import ConfigRecord, FeatureLevelRecord, MetadataRecord, NoOpRecord
 
 LOCAL_CONTROLLER_ID = 0  # the broker component's controller: the whole quorum (QuorumFeatures(0, ..., [0]))
@@ -227,13 +228,30 @@ class FeatureDecision:
     kraft_version: Optional[int] = None
 
 
-def update_feature(state: ClusterControl, update: FeatureUpdate, proposed: Mapping[str, int]) -> FeatureDecision:
+def kraft_upgrade_error(name: str, level: int, raft_refusal: Optional[Exception]) -> Optional[UpdateFeaturesResponse]:
+    """``FeatureControlManager.updateFeature`` around ``upgradeKRaftVersion``: what the Raft client threw
+    (``raft.step`` of ``UpgradeKRaftVersion``, rules §3.15) becomes the answer: an ``ApiException``
+    (InvalidUpdateVersionException) its own error and message (``ApiError.fromThrowable``), an
+    IllegalArgumentException INVALID_UPDATE_VERSION naming the feature. Anything else (the Raft client's
+    NotLeaderException, an IllegalStateException) is not caught there: the controller's event handler answers
+    NOT_CONTROLLER or UNKNOWN_SERVER_ERROR and fails over (``EventHandlerExceptionInfo``), re-raised here."""
+    if raft_refusal is None:
+        return None
+    if isinstance(raft_refusal, InvalidUpdateVersionError):
+        return UpdateFeaturesResponse(error=Errors.INVALID_UPDATE_VERSION, message=str(raft_refusal))
+    if isinstance(raft_refusal, IllegalUpgradeArgumentError):
+        return _invalid(name, level, str(raft_refusal))
+    raise raft_refusal
+
+
+def update_feature(state: ClusterControl, update: FeatureUpdate, proposed: Mapping[str, int],
+                   raft_refusal: Optional[Exception] = None) -> FeatureDecision:
     """``FeatureControlManager.updateFeature``: the checks of one feature in Kafka's order, then its record.
 
     metadata.version also gets :func:`metadata_version_error`; from 4.1 kraft.version is upgraded by the Raft client
-    (``KRaftVersionAccessor.upgradeKRaftVersion``, whose own checks belong to the raft component: taken as accepting)
-    with a NoOpRecord to wait on, and is never downgraded (4.0: an ordinary feature at level 0); any other feature
-    gets :func:`dependency_error` and a FeatureLevelRecord v0 (level 0 removes it).
+    (``KRaftVersionAccessor.upgradeKRaftVersion``: ``raft_refusal`` what it threw, None when it returned, see
+    :func:`kraft_upgrade_error`) with a NoOpRecord to wait on, and is never downgraded (4.0: an ordinary feature at
+    level 0); any other feature gets :func:`dependency_error` and a FeatureLevelRecord v0 (level 0 removes it).
     """
     name, level, upgrade_type = update.feature, update.max_version_level, update.upgrade_type
     # An upgrade type this controller does not know cannot be honoured safely.
@@ -270,6 +288,9 @@ def update_feature(state: ClusterControl, update: FeatureUpdate, proposed: Mappi
             # The Raft client refuses a level it does not know.
             if level not in versions.features[KRAFT_VERSION]:
                 return FeatureDecision(error=_invalid(name, level, f"Unknown KRaft feature level: {level}"))
+            error = kraft_upgrade_error(name, level, raft_refusal)
+            if error is not None:
+                return FeatureDecision(error=error)
             return FeatureDecision(records=(NoOpRecord(),), kraft_version=level)
         # kraft.version only moves up (KIP-853): the voters' records cannot be taken back.
         if level != current:
@@ -295,8 +316,8 @@ def elr_safety_records(state: ClusterControl) -> list[MetadataRecord]:
     return records
 
 
-def update_features(state: ClusterControl, request: UpdateFeaturesRequest, *,
-                    authorized: bool = True) -> tuple[ClusterControl, Output[UpdateFeaturesResponse]]:
+def update_features(state: ClusterControl, request: UpdateFeaturesRequest, *, authorized: bool = True,
+                    raft_refusal: Optional[Exception] = None) -> tuple[ClusterControl, Output[UpdateFeaturesResponse]]:
     """UpdateFeatures (§1.11; Kafka 4.x ``ControllerApis.handleUpdateFeatures``, ``QuorumController.updateFeatures``,
     ``ConfigurationControlManager.updateFeatures``, ``FeatureControlManager.updateFeatures``).
 
@@ -305,6 +326,8 @@ def update_features(state: ClusterControl, request: UpdateFeaturesRequest, *,
     the finalized levels with every update of the request applied (``proposedUpdatedVersions``). The first error
     fails the whole request ("The update failed for all features since the following feature had an error: ...")
     and writes nothing; validate-only writes nothing either. Enabling ELR writes :func:`elr_safety_records` first.
+    ``raft_refusal``: what the Raft client's ``upgradeKRaftVersion`` threw for the request's kraft.version upgrade
+    (None: it returned), §3.15.
     """
     # ControllerApis: changing cluster-wide features takes ALTER on the cluster.
     if not authorized:
@@ -320,7 +343,7 @@ def update_features(state: ClusterControl, request: UpdateFeaturesRequest, *,
     records: list[MetadataRecord] = []
     kraft_version: Optional[int] = None
     for name in hash_map_order(tuple(u.feature for u in request.updates)):
-        decision = update_feature(state, latest[name], proposed)
+        decision = update_feature(state, latest[name], proposed, raft_refusal)
         if decision.error is not None:
             failed = UpdateFeaturesResponse(error=decision.error.error, message=(
                 f"The update failed for all features since the following feature had an error: "

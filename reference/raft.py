@@ -13,11 +13,16 @@ a restart recovers from the snapshots and the flushed log. Dynamic voters (KIP-8
 checkpoint's, and follows appends, truncations, snapshots and restarts; majorities count the voter set in force
 (a removed leader not counting itself); its leader writes the start-of-epoch control records and handles
 AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter, answering once the VotersRecord commits or the change times out;
-a kraft.version 0 node keeps its static voters, its leader the voters' UpdateRaftVoter endpoints in memory. Not
-modelled: the snapshots' bytes (only their sizes; of kraft.version 1 snapshots, the control records of those the node
-wrote itself or was bootstrapped with, so a kraft.version 1 node cannot load a snapshot fetched from its leader),
-batches of several records (each entry is a batch), the upgrade to kraft.version 1, an observer's automatic join
-(``controller.quorum.auto.join.enable``, ``canBecomeVoter``), what a shut-down node's
+a kraft.version 0 node keeps its static voters, its leader the voters' UpdateRaftVoter endpoints in memory, which
+``upgradeKRaftVersion`` writes with a KRaftVersionRecord(1) once every voter has sent them
+(:func:`_handle_upgrade_kraft_version`); from then on the leader and every node that reads those records run as
+kraft.version 1, until a truncation or restart drops them (:func:`_start_control_records`); with
+``controller.quorum.auto.join.enable`` a kraft.version 1 observer that can become a voter asks its leader to remove
+its id's old directory and to add it (:func:`_auto_join`). Not modelled: the snapshots' bytes (only their sizes and
+the control records of a kraft.version 1 snapshot's first batch,
+which the FetchSnapshot chunk from byte 0 carries to a follower that reloads its voters from them), batches of
+several records (each entry is a batch, so a fetch cut by ``fetch_max_records`` may split the upgrade's two records,
+which Kafka writes as one batch), what a shut-down node's
 driver does after the shutdown finished (it takes no input until a restart), the FetchSnapshot answer of a partition
 other than the metadata log's (a request for one is answered). A graceful shutdown (``shutdown(timeoutMs)``) runs until
 the node may leave or its timer expires; a failed request backs its connection off (``quorum.retry.backoff.ms``,
@@ -55,6 +60,7 @@ from kraftspec.reference.raft_messages import (
     FetchResponse,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
+    IllegalUpgradeArgumentError,
     InvalidResignError,
     InvalidSnapshotError,
     NotLeaderError,
@@ -68,6 +74,7 @@ from kraftspec.reference.raft_messages import (
     Tick,
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
+    UpgradeKRaftVersion,
     VoteRequest,
     VoteResponse,
     VoterChangeResponse,
@@ -99,6 +106,10 @@ NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error ind
 SUPPORTED_KRAFT_VERSIONS = (0, 1)
 """The kraft.version range a Kafka 4.x node supports (``KRaftVersion``: 0 to ``LATEST_PRODUCTION`` 1), which its
 UpdateRaftVoter and ApiVersions state and its own voter node carries."""
+VOTER_CHANGE_ERROR_MESSAGES = {Errors.NOT_LEADER_OR_FOLLOWER: NOT_LEADER_MESSAGE,
+                               Errors.REQUEST_TIMED_OUT: "The request timed out."}
+"""``Errors.message()`` of the errors a pending voter change is answered with without a message of its own: the leader
+losing its epoch (``LeaderState.close``) and the change's timer expiring (``maybeExpirePendingOperation``)."""
 ADD_VOTER = "AddRaftVoter"
 REMOVE_VOTER = "RemoveRaftVoter"
 
@@ -108,12 +119,21 @@ class DynamicVoters:
     """A kraft.version 1 node's voters (KIP-853, §3.14): not configured but read from its log and snapshots
     (``KRaftControlRecordStateMachine``: ``control``), its own listeners (``listener_name`` the one the quorum uses),
     and the control records each snapshot it holds starts with (by id; the bootstrap checkpoint ``(0, 0)`` holds the
-    initial voter set and kraft.version)."""
+    initial voter set and kraft.version). A node configured with static voters (``controller.quorum.voters``) has
+    them here too (``static_voters``, ``static_endpoints``) once its log holds a control record, an upgrade to
+    kraft.version 1 (:func:`_start_control_records`): they are its voters until a VotersRecord is read, and again once
+    a truncation or restart drops the upgrade's records."""
 
     control: raft_voter_history.ControlRecordState
     local_listeners: FrozenMap[str, tuple[str, int]]
     snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]] = EMPTY_MAP
     listener_name: str = "CONTROLLER"
+    static_voters: Optional[frozenset[int]] = None
+    static_endpoints: FrozenMap[int, tuple[str, ...]] = EMPTY_MAP
+    bootstrap_servers: tuple[int, ...] = ()
+    """The servers ``controller.quorum.bootstrap.servers`` names, in its order, fixed when the client is built
+    (``KafkaRaftClient``'s constructor numbers them -2, -3, ... for its ``RequestManager``), whatever the voters
+    become; a simulation may name each by the id of the node listening there instead."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,8 +165,11 @@ class RaftNode:
     if any (a restart starts without one); ``listener`` what the state machine above has learnt, None until the first
     ``pollListeners`` registers it (``processRegistration``; a restart registers it anew). ``dynamic`` is a
     kraft.version 1 node's (KIP-853), whose ``voters`` and ``voter_endpoints`` are the voter set in force, the latest
-    in its log (:func:`_update_partition_state`); None for static voters (kraft.version 0). ``voter_change`` is the
-    voter change a leader runs (§3.15).
+    in its log (:func:`_update_partition_state`); None for static voters (kraft.version 0) until their log holds an
+    upgrade's control records (:func:`_start_control_records`). ``voter_change`` is the
+    voter change a leader runs (§3.15). ``can_become_voter`` is ``KafkaRaftClient``'s ``canBecomeVoter`` (a node with
+    the controller role): it flushes what it fetches as a voter does and, with ``controller.quorum.auto.join.enable``
+    (``config.auto_join``), an observer asks to join the voters (:func:`_auto_join`).
     """
 
     local_id: int
@@ -166,11 +189,16 @@ class RaftNode:
     listener: Optional[ListenerView] = None
     dynamic: Optional[DynamicVoters] = None
     voter_change: Optional[PendingVoterChange] = None
+    can_become_voter: bool = False
 
     @property
     def is_voter(self) -> bool:
-        """``QuorumState.isVoter``: the local id is in the voter set."""
-        return self.local_id in self.voters
+        """``QuorumState.isVoter``: the local id is in the voter set; in a kraft.version 1 voter set with the local
+        directory id too (``VoterSet.isVoter``: a node whose id is a voter's under another directory is an observer)."""
+        if self.local_id not in self.voters:
+            return False
+        return self.dynamic is None or raft_voters.is_voter(raft_voter_history.last_voter_set(self.dynamic.control),
+                                                            ReplicaKey(id=self.local_id, directory_id=self.directory_id))
 
 
 Outputs = list[Send]
@@ -181,9 +209,27 @@ def new_node(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[i
              now: int = 0, jitter: int = 0, directory_id: Optional[str] = None,
              cluster_id: Optional[str] = None) -> RaftNode:
     """Start a node: ``QuorumState.initialize`` from the quorum-state file (absent ⇒ epoch 0) and the log (§3.2), then
-    ``KafkaRaftClient.initialize`` (:func:`_initialize`)."""
-    return _initialize(_quorum_initialize(local_id, voters, voter_endpoints, config, log, stored, now, jitter,
-                                          directory_id, cluster_id), now, jitter)
+    ``KafkaRaftClient.initialize`` (:func:`_initialize`). A log holding control records (an upgrade to kraft.version
+    1) is read first, as every node's ``partitionState.updateState`` does (:func:`_new_static_node`)."""
+    return _new_static_node(local_id, voters, voter_endpoints, config, log, stored, now, jitter, directory_id,
+                            cluster_id, EMPTY_MAP)
+
+
+def _new_static_node(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[int, tuple[str, ...]],
+                     config: QuorumConfig, log: RaftLog, stored: Optional[ElectionState], now: int, jitter: int,
+                     directory_id: Optional[str], cluster_id: Optional[str],
+                     snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]]) -> RaftNode:
+    """``KafkaRaftClient.initialize`` of a node with static voters: ``partitionState.updateState`` reads the control
+    records of its latest snapshot (those it wrote after an upgrade, else none) and log before
+    ``QuorumState.initialize``, so an upgraded log gives the voters of its latest VotersRecord (§3.14, §3.15)."""
+    if not _holds_control_records(log.entries) and not any(snapshot_records.values()):
+        return _initialize(_quorum_initialize(local_id, voters, voter_endpoints, config, log, stored, now, jitter,
+                                              directory_id, cluster_id), now, jitter)
+    dynamic = _static_control(local_id, voters, voter_endpoints, log, snapshot_records)
+    voters_in_force, endpoints = _voters_in_force(local_id, dynamic)
+    node = _quorum_initialize(local_id, voters_in_force, endpoints, config, log, stored, now, jitter, directory_id,
+                              cluster_id)
+    return _initialize(_with_dynamic_voters(node, dynamic), now, jitter)
 
 
 def _quorum_initialize(local_id: int, voters: frozenset[int], voter_endpoints: FrozenMap[int, tuple[str, ...]],
@@ -201,14 +247,16 @@ def _quorum_initialize(local_id: int, voters: frozenset[int], voter_endpoints: F
 def _initialize(node: RaftNode, now: int, jitter: int) -> RaftNode:
     """``KafkaRaftClient.initialize``: the only voter does not wait for an election timeout; Unattached, Follower or
     Resigned it starts an election at once (``transitionToProspective``), a Candidate checks its votes
-    (``onBecomeCandidate``), and either way it is Leader before its first poll (§3.5)."""
-    if node.voters != frozenset({node.local_id}):
+    (``onBecomeCandidate``), and either way it is Leader before its first poll (§3.5); no poll follows, so its
+    start-of-epoch records wait for the next one (``Leader.unwritten``; Kafka 4.3 ``KafkaRaftClient.initialize``: a
+    restarted lone leader has not written its LeaderChange yet)."""
+    if node.voters != frozenset({node.local_id}) or not node.is_voter:  # ``isOnlyVoter(localReplicaKey)``
         return node
     out: Outputs = []  # the only voter has no one to send to
     if isinstance(node.state, Candidate):
-        return _maybe_candidate_won(node, now, out)
+        return _maybe_candidate_won(node, now, out, in_poll=True)
     if isinstance(node.state, (Unattached, Follower, Resigned)):
-        return _to_prospective(node, now, jitter, out)
+        return _to_prospective(node, now, jitter, out, in_poll=True)
     return node
 
 
@@ -216,16 +264,34 @@ def new_dynamic_node(local_id: int, directory_id: str, local_listeners: FrozenMa
                      config: QuorumConfig = QuorumConfig(), log: RaftLog = RaftLog(),
                      snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]] = EMPTY_MAP,
                      stored: Optional[ElectionState] = None, now: int = 0, jitter: int = 0,
-                     cluster_id: Optional[str] = None, listener_name: str = "CONTROLLER") -> RaftNode:
+                     cluster_id: Optional[str] = None, listener_name: str = "CONTROLLER",
+                     can_become_voter: bool = False, bootstrap_servers: Optional[tuple[int, ...]] = None) -> RaftNode:
     """Start a kraft.version 1 node (KIP-853): ``KafkaRaftClient.initialize`` reads the control records of its latest
     snapshot (the bootstrap checkpoint's at first) and log (``partitionState.updateState``) before
-    ``QuorumState.initialize``, so its voters are the latest voter set there (§3.14)."""
+    ``QuorumState.initialize``, so its voters are the latest voter set there (§3.14); ``can_become_voter`` is
+    ``canBecomeVoter``; its bootstrap servers are ``bootstrap_servers`` (:attr:`DynamicVoters.bootstrap_servers`), by
+    default the addresses of the voters it starts with (the bootstrap checkpoint's), in id order, as Kafka numbers
+    them: -2, -3, ... (``KafkaRaftClient``'s constructor; ``controller.quorum.voters`` stays empty, which
+    ``StorageTool`` requires of a node formatted with ``--initial-controllers``)."""
     dynamic = DynamicVoters(control=raft_voter_history.ControlRecordState(), local_listeners=local_listeners,
                             snapshot_records=snapshot_records, listener_name=listener_name)
     dynamic = evolve(dynamic, control=_read_control(dynamic, log))
     voters, endpoints = _voters_in_force(local_id, dynamic)
+    if bootstrap_servers is None:
+        bootstrap_servers = tuple(-2 - i for i in range(len(voters)))
+    if not bootstrap_servers:  # ``KafkaRaftClient.initialize``: no static voters and no bootstrap servers
+        raise ValueError("Missing kraft bootstrap servers: controller.quorum.bootstrap.servers must name some")
+    dynamic = evolve(dynamic, bootstrap_servers=bootstrap_servers)
     node = _quorum_initialize(local_id, voters, endpoints, config, log, stored, now, jitter, directory_id, cluster_id)
-    return _initialize(evolve(node, dynamic=dynamic), now, jitter)
+    return _initialize(evolve(_with_dynamic_voters(node, dynamic), can_become_voter=can_become_voter), now, jitter)
+
+
+def _with_dynamic_voters(node: RaftNode, dynamic: DynamicVoters) -> RaftNode:
+    """The node started by ``QuorumState.initialize`` given the control records it read: ``durableTransitionTo`` its
+    first state writes the quorum-state file at the kraft.version read, so from kraft.version 1 a vote keeps its
+    directory id, its own included (:func:`_stored_election`; ``ElectionState.toQuorumStateData``), §3.3."""
+    node = evolve(node, dynamic=dynamic)
+    return evolve(node, stored=_stored_election(node, node.state))
 
 
 def quorum_state_file(node: RaftNode) -> str:
@@ -247,14 +313,20 @@ def restart(node: RaftNode, now: int, jitter: int = 0) -> RaftNode:
     anew from its snapshots and recovered log (:func:`new_dynamic_node`).
     """
     dynamic = node.dynamic
+    if dynamic is not None and dynamic.static_voters is not None:  # configured static voters, read anew
+        fresh = _new_static_node(node.local_id, dynamic.static_voters, dynamic.static_endpoints, node.config,
+                                 raft_log.recover(node.log), node.stored, now, jitter, node.directory_id,
+                                 node.cluster_id, dynamic.snapshot_records)
+        return evolve(fresh, next_correlation_id=node.next_correlation_id, can_become_voter=node.can_become_voter)
     if dynamic is not None:
         fresh = new_dynamic_node(node.local_id, node.directory_id, dynamic.local_listeners, node.config,
                                  raft_log.recover(node.log), dynamic.snapshot_records, node.stored, now, jitter,
-                                 node.cluster_id, dynamic.listener_name)
+                                 node.cluster_id, dynamic.listener_name, node.can_become_voter,
+                                 dynamic.bootstrap_servers)
         return evolve(fresh, next_correlation_id=node.next_correlation_id)
     fresh = new_node(node.local_id, node.voters, node.voter_endpoints, node.config, raft_log.recover(node.log),
                      node.stored, now, jitter, node.directory_id, node.cluster_id)
-    return evolve(fresh, next_correlation_id=node.next_correlation_id)
+    return evolve(fresh, next_correlation_id=node.next_correlation_id, can_become_voter=node.can_become_voter)
 
 
 def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int = 0,
@@ -268,7 +340,9 @@ def step(node: RaftNode, message: Any, now: int, jitter: int = 0, bootstrap: int
     A node whose graceful shutdown has finished takes no input (:class:`ShutDownError`). The listener is handed what
     the input committed (:func:`_update_listeners_progress`), then, unless the poll finished a shutdown (Kafka's
     ``poll`` returns at once), learns what the poll changed (:func:`_poll_listeners`). A leader's voter change is
-    answered once the high watermark the input moved commits its VotersRecord (:func:`_maybe_complete_voter_change`).
+    answered once the high watermark commits its VotersRecord (:func:`_maybe_complete_voter_change`): by a fetch that
+    moves it, before that fetch's answer (:func:`_on_update_leader_high_watermark`), or by the leader's own flush of
+    the poll that writes the record, before the parked fetches (:func:`_leader_append`).
     """
     if node.shutdown is not None and node.shutdown.outcome is not None:
         raise ShutDownError(f"node {node.local_id}'s graceful shutdown has finished ({node.shutdown.outcome})")
@@ -335,14 +409,15 @@ def _poll_listeners(node: RaftNode) -> RaftNode:
 
 def _read_control(dynamic: DynamicVoters, log: RaftLog) -> raft_voter_history.ControlRecordState:
     """``KRaftControlRecordStateMachine.updateState``: the latest snapshot's control records are loaded when nothing
-    was read yet or the log start passed what was read (``maybeLoadSnapshot``), then the log's records from the next
-    offset to read up to the log end (``maybeLoadLog``, uncommitted records included), §3.14."""
+    was read yet or the log start passed what was read (``maybeLoadSnapshot``,
+    :func:`raft_voter_history.snapshot_load_needed`), then the log's records from the next offset to read up to the log
+    end (``maybeLoadLog``, uncommitted records included), §3.14."""
     control = dynamic.control
     latest = log.latest_snapshot
-    if latest is not None and (control.next_offset == raft_voter_history.STARTING_NEXT_OFFSET
-                               or control.next_offset < log.start_offset):
+    if latest is not None and raft_voter_history.snapshot_load_needed(control.next_offset, log.start_offset):
         records = dynamic.snapshot_records.get(latest.id)
-        # The snapshot's bytes are not modelled: only the control records of a snapshot this node wrote are known.
+        # The snapshot's bytes are not modelled: only the control records of a snapshot this node wrote, fetched or was
+        # bootstrapped with are known (a state built by hand may lack them).
         if records is None:
             raise RaftFatalError(f"the control records of snapshot {latest.id} are not known to this node")
         control = raft_voter_history.load_snapshot(control, latest.end_offset - 1, records)
@@ -357,10 +432,14 @@ def _read_control(dynamic: DynamicVoters, log: RaftLog) -> raft_voter_history.Co
 def _voters_in_force(local_id: int, dynamic: DynamicVoters) -> tuple[frozenset[int],
                                                                      FrozenMap[int, tuple[str, ...]]]:
     """``partitionState.lastVoterSet()``: the ids and endpoints of the latest voter set read (§3.14); the local node's
-    endpoints are its own listeners (``quorum.leaderEndpoints`` of a leader), voter or not."""
+    endpoints are its own listeners (``quorum.leaderEndpoints`` of a leader), voter or not, in the order it was given
+    them: ``Endpoints.fromInetSocketAddresses`` keeps the server's map (``SharedServer.startForController``), which
+    ``buildAddVoterRequest`` and ``buildUpdateVoterRequest`` list as it iterates."""
+    if dynamic.static_voters is not None and raft_voter_history.last_voter_set_entry(dynamic.control) is None:
+        return dynamic.static_voters, dynamic.static_endpoints  # ``staticVoterSet``, as configured
     voter_set = raft_voter_history.last_voter_set(dynamic.control)
     endpoints = {v: raft_voters.endpoint_strings(n.listeners) for v, n in voter_set.voters.items()}
-    endpoints[local_id] = raft_voters.endpoint_strings(dynamic.local_listeners)
+    endpoints[local_id] = tuple(f"{name}://{host}:{port}" for name, (host, port) in dynamic.local_listeners.items())
     return raft_voters.voter_ids(voter_set), FrozenMap(endpoints)
 
 
@@ -373,6 +452,43 @@ def _with_control(node: RaftNode, control: raft_voter_history.ControlRecordState
     return evolve(node, dynamic=dynamic, voters=voters, voter_endpoints=endpoints)
 
 
+def _holds_control_records(entries: tuple[LogEntry, ...]) -> bool:
+    """Whether any entry is a KRaftVersionRecord or VotersRecord, which ``KRaftControlRecordStateMachine`` reads."""
+    return any(raft_voter_history.is_control_record(e.record) for e in entries)
+
+
+def _static_voter_set(voters: frozenset[int], endpoints: FrozenMap[int, tuple[str, ...]]) -> raft_voters.VoterSet:
+    """``VoterSet.fromInetSocketAddresses``: static voters without directory id, their endpoints, kraft.version 0 to 0
+    (§3.14)."""
+    return raft_voters.VoterSet(voters=FrozenMap({v: raft_voters.VoterNode(
+        voter_key=ReplicaKey(id=v), listeners=raft_voters.listeners_of(endpoints.get(v, ())),
+        supported_kraft_version=(0, 0)) for v in voters}))
+
+
+def _static_control(local_id: int, voters: frozenset[int], endpoints: FrozenMap[int, tuple[str, ...]], log: RaftLog,
+                    snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]]) -> DynamicVoters:
+    """``KRaftControlRecordStateMachine`` of a node with static voters (its ``staticVoterSet``) after reading its
+    snapshots and log (:func:`_read_control`): a snapshot whose control records it did not write is a kraft.version 0
+    one, which holds none (§3.14)."""
+    known = FrozenMap({**{s.id: () for s in log.snapshots}, **snapshot_records})
+    dynamic = DynamicVoters(control=raft_voter_history.ControlRecordState(
+        static_voter_set=_static_voter_set(voters, endpoints)),
+        local_listeners=raft_voters.listeners_of(endpoints.get(local_id, ())), snapshot_records=known,
+        static_voters=voters, static_endpoints=endpoints)
+    return evolve(dynamic, control=_read_control(dynamic, log))
+
+
+def _start_control_records(node: RaftNode,
+                           snapshot_records: FrozenMap[tuple[int, int], tuple[Any, ...]] = EMPTY_MAP) -> RaftNode:
+    """A node with static voters whose log or fetched snapshot (``snapshot_records``) now holds a control record (the
+    upgrade's KRaftVersionRecord and VotersRecord, written as its leader or fetched): Kafka's control-record state
+    machine runs for every node (``partitionState.updateState``), so from here on its kraft.version and voters are
+    those of its log (§3.14, §3.15)."""
+    dynamic = _static_control(node.local_id, node.voters, node.voter_endpoints, node.log, snapshot_records)
+    voters, endpoints = _voters_in_force(node.local_id, dynamic)
+    return evolve(node, dynamic=dynamic, voters=voters, voter_endpoints=endpoints)
+
+
 def _update_partition_state(node: RaftNode) -> RaftNode:
     """``partitionState.updateState()`` after the log grew or was replaced by a snapshot: a kraft.version 1 node reads
     the new control records (:func:`_read_control`), and its voters are the latest set (§3.14); static voters stay."""
@@ -380,6 +496,14 @@ def _update_partition_state(node: RaftNode) -> RaftNode:
         return node
     control = _read_control(node.dynamic, node.log)
     return node if control == node.dynamic.control else _with_control(node, control)
+
+
+def _voter_keys(node: RaftNode) -> frozenset[ReplicaKey]:
+    """``partitionState.lastVoterSet().voterKeys()``: the voters in force with the directory ids their set names (none
+    for static voters), §3.14."""
+    if node.dynamic is None:
+        return frozenset(ReplicaKey(id=v) for v in node.voters)
+    return raft_voters.voter_keys(raft_voter_history.last_voter_set(node.dynamic.control))
 
 
 def _local_voter_node(node: RaftNode) -> raft_voters.VoterNode:
@@ -398,9 +522,7 @@ def _volatile_voters_at_epoch_start(node: RaftNode) -> Optional[raft_voters.Vote
         return raft_reconfig.volatile_voters_at_epoch_start(raft_voter_history.last_voter_set(control),
                                                             _local_voter_node(node),
                                                             raft_voter_history.last_kraft_version(control))
-    static = raft_voters.VoterSet(voters=FrozenMap({v: raft_voters.VoterNode(
-        voter_key=ReplicaKey(id=v), listeners=raft_voters.listeners_of(node.voter_endpoints.get(v, ())),
-        supported_kraft_version=(0, 0)) for v in node.voters}))
+    static = _static_voter_set(node.voters, node.voter_endpoints)
     local = raft_voters.VoterNode(voter_key=ReplicaKey(id=node.local_id, directory_id=node.directory_id),
                                   listeners=raft_voters.listeners_of(node.voter_endpoints.get(node.local_id, ())),
                                   supported_kraft_version=SUPPORTED_KRAFT_VERSIONS)
@@ -489,68 +611,79 @@ def _to_follower(node: RaftNode, epoch: int, leader_id: int, endpoints: tuple[st
     return _maybe_fire_leader_change(_moved(node, state, True, out))
 
 
-def _to_prospective(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
-    """``transitionToProspective``; a single voter goes on to Candidate and Leader at once (§3.5)."""
+def _to_prospective(node: RaftNode, now: int, jitter: int, out: Outputs, in_poll: bool = False) -> RaftNode:
+    """``transitionToProspective``; a single voter goes on to Candidate and Leader at once (§3.5); ``in_poll``: the
+    poll's own timer moved it (:func:`_to_leader`)."""
     deadline = raft_state.election_deadline(node.config, now, jitter)
     node = _moved(node, raft_state.transition_to_prospective(node.state, node.local_id, node.is_voter, deadline),
                   False, out)
-    return _maybe_prospective_won(node, now, jitter, out)
+    return _maybe_prospective_won(node, now, jitter, out, in_poll)
 
 
-def _maybe_prospective_won(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _maybe_prospective_won(node: RaftNode, now: int, jitter: int, out: Outputs, in_poll: bool = False) -> RaftNode:
     """``maybeTransitionToCandidate``: a majority of pre-votes (self included) makes a Candidate (§3.5)."""
     state = node.state
     if raft_rules.election_won(len(node.voters), len(state.granted & node.voters)):
-        return _to_candidate(node, now, jitter, out)
+        return _to_candidate(node, now, jitter, out, in_poll)
     return node
 
 
-def _to_candidate(node: RaftNode, now: int, jitter: int, out: Outputs) -> RaftNode:
+def _to_candidate(node: RaftNode, now: int, jitter: int, out: Outputs, in_poll: bool = False) -> RaftNode:
     """``transitionToCandidate`` (durable vote for itself), which the listener may learn
     (:func:`_maybe_fire_leader_change`); a lone voter is at once Leader (§3.5)."""
     deadline = raft_state.election_deadline(node.config, now, jitter)
     node = _moved(node, raft_state.transition_to_candidate(node.state, node.local_id, deadline), True, out)
-    return _maybe_candidate_won(_maybe_fire_leader_change(node), now, out)
+    return _maybe_candidate_won(_maybe_fire_leader_change(node), now, out, in_poll)
 
 
-def _maybe_candidate_won(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+def _maybe_candidate_won(node: RaftNode, now: int, out: Outputs, in_poll: bool = False) -> RaftNode:
     """``maybeTransitionToLeader``: a majority of granted votes (self included) makes the Leader (§3.5)."""
     if raft_rules.election_won(len(node.voters), len(node.state.granted & node.voters)):
-        return _to_leader(node, now, out)
+        return _to_leader(node, now, out, in_poll)
     return node
 
 
-def _to_leader(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+def _to_leader(node: RaftNode, now: int, out: Outputs, in_poll: bool = False) -> RaftNode:
     """``onBecomeLeader``: epochStartOffset = LEO, the epoch starts there in the log's epoch cache
     (:func:`raft_log.initialize_leader_epoch`), then the LeaderChange control record is appended and flushed.
 
     Kafka puts the record in the accumulator, which the poll that follows writes (``pollLeader``:
     ``maybeAppendBatches``); a node shutting down resigns in that poll first, so its record is never written (Kafka
-    4.3 ``KafkaRaftClient.onBecomeLeader``, ``pollLeader``). A kraft.version 1 leader's start-of-epoch control records
-    follow the LeaderChange record (:func:`_start_of_epoch_records`); a kraft.version 0 leader keeps its voters in
-    memory (:func:`_volatile_voters_at_epoch_start`).
+    4.3 ``KafkaRaftClient.onBecomeLeader``, ``pollLeader``). A leader elected by the poll's own timer (``in_poll``: a
+    lone voter's ``pollFollowerAsVoter``, ``pollUnattachedAsVoter``, ``pollCandidate``) is written by the next poll:
+    its records wait in ``Leader.unwritten``. A kraft.version 1 leader's start-of-epoch control records follow the
+    LeaderChange record (:func:`_start_of_epoch_records`); a kraft.version 0 leader keeps its voters in memory
+    (:func:`_volatile_voters_at_epoch_start`).
     """
     leader = raft_state.transition_to_leader(node.state, node.local_id, node.voters, node.log.end_offset, now,
-                                             node.config)
+                                             node.config, FrozenMap({k.id: k.directory_id for k in _voter_keys(node)}))
     leader = evolve(leader, volatile_voters=_volatile_voters_at_epoch_start(node))
     node = evolve(_moved(node, leader, True, out), log=raft_log.initialize_leader_epoch(node.log, leader.epoch))
     if node.shutdown is not None:
         return node
     record = LeaderChangeMessage(leader_id=node.local_id, voters=tuple(sorted(node.voters)),
                                  granting_voters=tuple(sorted(leader.granting_voters)))
+    if in_poll:
+        return evolve(node, state=evolve(node.state, unwritten=(record,) + _start_of_epoch_records(node)))
     return _leader_append(node, (record,) + _start_of_epoch_records(node), now, out)
 
 
 def _leader_append(node: RaftNode, records: tuple[Any, ...], now: int, out: Outputs) -> RaftNode:
     """``appendAsLeader`` + ``flushLeaderLog``: the leader's end offset counts once flushed; parked fetches retry. A
     kraft.version 1 leader reads the control records it wrote (``partitionState.updateState``), and its replica states
-    and high watermark follow the voter set in force (:func:`raft_leader.update_local_state`, §3.14)."""
+    and high watermark follow the voter set in force (:func:`raft_leader.update_local_state`, §3.14). A high watermark
+    the flush moved answers the committed voter change before the parked fetches (Kafka 4.3 ``KafkaRaftClient``
+    ``updateLeaderEndOffsetAndTimestamp``: :func:`_on_update_leader_high_watermark`)."""
+    high_watermark = node.state.high_watermark
     log = raft_log.flush(raft_log.append_as_leader(node.log, records, node.state.epoch))
-    if node.dynamic is None:
+    if node.dynamic is None and not any(raft_voter_history.is_control_record(r) for r in records):
         node = evolve(node, log=log, state=raft_leader.update_local_end_offset(node.state, log.end_offset))
-    else:
-        node = _update_partition_state(evolve(node, log=log))
-        node = evolve(node, state=raft_leader.update_local_state(node.state, log.end_offset, node.voters))
+    else:  # a static leader's upgrade starts its control-record state machine (§3.15)
+        node = evolve(node, log=log)
+        node = _start_control_records(node) if node.dynamic is None else _update_partition_state(node)
+        node = evolve(node, state=raft_leader.update_local_state(node.state, log.end_offset, _voter_keys(node)))
+    if node.state.high_watermark != high_watermark:
+        return _on_update_leader_high_watermark(node, now, out)
     return _complete_parked(node, now, out) if node.parked else node
 
 
@@ -834,7 +967,7 @@ def _try_complete_fetch(node: RaftNode, req: FetchRequest, now: int) -> tuple[Ra
     if diverging is None and snapshot_id is None:
         records = raft_log.entries_from(node.log, req.fetch_offset, node.config.fetch_max_records)
         node = evolve(node, state=raft_leader.update_replica_state(state, req.replica_id, req.fetch_offset, now,
-                                                                   node.config))
+                                                                   node.config, req.replica_directory_id))
     return node, FetchResponse(source=node.local_id, leader_epoch=node.state.epoch, leader_id=node.local_id,
                                leader_endpoints=_leader_endpoints(node), high_watermark=node.state.high_watermark,
                                log_start_offset=node.log.start_offset,
@@ -869,8 +1002,8 @@ def _handle_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: i
         return node
     old = node.state  # a Leader if the fetch leaves the node one: answering a fetch changes no role
     node, resp = _try_complete_fetch(node, req, now)
-    if node.parked and type(old) is Leader and node.state.high_watermark != old.high_watermark:
-        node = _complete_parked(node, now, out)  # ``onUpdateLeaderHighWatermark``: before this fetch is answered
+    if type(old) is Leader and node.state.high_watermark != old.high_watermark:
+        node = _on_update_leader_high_watermark(node, now, out)  # before this fetch is answered
     if (req.max_wait_ms == 0 or resp.records or resp.partition_error is not Errors.NONE
             or resp.diverging_epoch != NO_DIVERGING_EPOCH or resp.snapshot_id != NO_SNAPSHOT_ID
             or req.high_watermark < resp.high_watermark):
@@ -879,6 +1012,17 @@ def _handle_fetch_request(node: RaftNode, req: FetchRequest, now: int, jitter: i
         node = evolve(node, parked=node.parked + (ParkedFetch(source=src, request=req, deadline=now + req.max_wait_ms,
                                                               response=resp),))
     return node
+
+
+def _on_update_leader_high_watermark(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+    """``KafkaRaftClient.onUpdateLeaderHighWatermark`` when a fetch moves the leader's high watermark, before that
+    fetch is answered (``tryCompleteFetchRequest``), or the leader's own flush does (:func:`_leader_append`): the
+    voter change whose VotersRecord is now committed is answered first (``AddVoterHandler`` /
+    ``RemoveVoterHandler.highWatermarkUpdated``, :func:`_maybe_complete_voter_change`), then the parked fetches
+    complete (``fetchPurgatory.completeAll``), §3.15."""
+    if node.voter_change is not None:
+        node = _maybe_complete_voter_change(node, out)
+    return _complete_parked(node, now, out) if node.parked else node
 
 
 def _purgatory_order(parked: tuple[ParkedFetch, ...]) -> list[ParkedFetch]:
@@ -964,7 +1108,8 @@ def _accepted_entries(node: RaftNode, resp: FetchResponse) -> tuple[LogEntry, ..
 def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
     """A successful Fetch answer: the follower truncates or appends (:func:`_accepted_entries`), takes the HW and
     restarts its fetch timer. A kraft.version 1 node forgets the voter sets truncated and reads those appended, so its
-    voters may change (§3.14)."""
+    voters may change (§3.14); a node with static voters reads the control records of an upgrade it fetches and from
+    then on its kraft.version and voters are its log's (:func:`_start_control_records`, §3.15)."""
     state = node.state
     log = node.log
     hw = state.high_watermark
@@ -976,11 +1121,14 @@ def _fetched(node: RaftNode, resp: FetchResponse, now: int) -> RaftNode:
         if node.dynamic is not None:  # ``partitionState.truncateNewEntries``
             node = _with_control(node, raft_voter_history.truncate_control_records(node.dynamic.control, truncated))
     else:
-        log = raft_log.append_as_follower(log, _accepted_entries(node, resp))
-        if node.is_voter:
+        accepted = _accepted_entries(node, resp)
+        log = raft_log.append_as_follower(log, accepted)
+        if node.is_voter or node.can_become_voter:  # a node the leader may count as a voter flushes first
             log = raft_log.flush(log)
         if node.dynamic is not None:
             node = _update_partition_state(evolve(node, log=log))
+        elif _holds_control_records(accepted):
+            node = _start_control_records(evolve(node, log=log))
         try:
             hw = raft_rules.follower_high_watermark(hw, log.end_offset, resp.high_watermark)
         except ValueError as exc:
@@ -1055,11 +1203,26 @@ def _handle_fetch_snapshot_request(node: RaftNode, req: FetchSnapshotRequest, no
         out.append(Send(destination=src, message=_fetch_snapshot_response(node, req, Errors.POSITION_OUT_OF_RANGE)))
         return node
     chunk = raft_rules.snapshot_chunk_size(req.position, snapshot.size, req.max_bytes)
-    node = evolve(node, state=raft_leader.update_check_quorum_for_following_voter(node.state, src, now, node.config))
+    node = evolve(node, state=raft_leader.update_check_quorum_for_following_voter(node.state, src, now, node.config,
+                                                                                  req.replica_directory_id))
+    control_records = _snapshot_first_batch(node, snapshot.id) if req.position == 0 else ()
     out.append(Send(destination=src, message=_fetch_snapshot_response(node, req, Errors.NONE, snapshot_id=snapshot.id,
                                                                       size=snapshot.size, position=req.position,
-                                                                      chunk=chunk)))
+                                                                      chunk=chunk, control_records=control_records)))
     return node
+
+
+def _snapshot_first_batch(node: RaftNode, snapshot_id: tuple[int, int]) -> tuple[Any, ...]:
+    """The control records after the header of a snapshot's first batch, which the chunk from byte 0 carries
+    (``RecordsSnapshotWriter.Builder.build``: the kraft.version and voter set in force at its end, none at kraft.version
+    0 or for static voters), §3.14."""
+    if node.dynamic is None:
+        return ()
+    records = node.dynamic.snapshot_records.get(snapshot_id)
+    # As in :func:`_read_control`: only the control records of a snapshot this node wrote or loaded are known.
+    if records is None:
+        raise RaftFatalError(f"the control records of snapshot {snapshot_id} are not known to this node")
+    return records
 
 
 def _handle_fetch_snapshot_response(node: RaftNode, resp: FetchSnapshotResponse, now: int, jitter: int,
@@ -1090,8 +1253,10 @@ def _handle_fetch_snapshot_response(node: RaftNode, resp: FetchSnapshotResponse,
 def _snapshot_fetched(node: RaftNode, resp: FetchSnapshotResponse, now: int) -> RaftNode:
     """A chunk of the snapshot being fetched: it must be that snapshot's, at the bytes held so far (else Kafka's
     client throws); with the last byte the snapshot is frozen and replaces the log (:func:`raft_log.
-    truncate_to_latest_snapshot`, which must truncate), the HW moves to the snapshot's end
-    (``updateFollowerHighWatermark``), and the fetch timer restarts (KIP-630)."""
+    truncate_to_latest_snapshot`, which must truncate), a kraft.version 1 node reloads its control records from it
+    (``partitionState.updateState``: the voter set and kraft.version the first chunk carried replace those it had, the
+    static voters when it holds no VotersRecord), the HW moves to the snapshot's end (``updateFollowerHighWatermark``),
+    and the fetch timer restarts (KIP-630, §3.14)."""
     state = node.state
     download = state.fetching_snapshot
     # A chunk nobody asked for, of another snapshot, or at another position, cannot be written.
@@ -1104,6 +1269,8 @@ def _snapshot_fetched(node: RaftNode, resp: FetchSnapshotResponse, now: int) -> 
         raise RaftFatalError(f"Received fetch snapshot response with an invalid position. Expected "
                              f"{download.received}; Received {resp.position}")
     download = evolve(download, received=download.received + resp.chunk)
+    if resp.position == 0:  # the snapshot's first batch: its header and control records
+        download = evolve(download, control_records=resp.control_records)
     log, hw = node.log, state.high_watermark
     if download.received == resp.size:
         log = raft_log.truncate_to_latest_snapshot(raft_log.freeze_snapshot(log, Snapshot(
@@ -1111,6 +1278,12 @@ def _snapshot_fetched(node: RaftNode, resp: FetchSnapshotResponse, now: int) -> 
         # The snapshot is ahead of the log by construction: a log it does not replace is an inconsistency.
         if log is None:
             raise RaftFatalError(f"Full log truncation expected but didn't happen. Snapshot of {resp.snapshot_id}")
+        if node.dynamic is not None:  # the frozen snapshot holds the control records of its first batch
+            node = evolve(node, dynamic=evolve(node.dynamic, snapshot_records=node.dynamic.snapshot_records.set(
+                resp.snapshot_id, download.control_records)))
+        elif download.control_records:  # static voters loading an upgraded leader's snapshot read its records
+            node = _start_control_records(evolve(node, log=log),
+                                          FrozenMap({resp.snapshot_id: download.control_records}))
         download = None
         node = _update_partition_state(evolve(node, log=log))  # the snapshot's voter set (§3.14)
         try:
@@ -1337,10 +1510,15 @@ def _reconfig_leader(node: RaftNode) -> raft_reconfig.ReconfigLeader:
                                         volatile_voters=state.volatile_voters, default_listener=listener)
 
 
-def _voter_change_response(api: str, destination: int, cid: int, error: Errors, message: Optional[str]) -> Send:
-    """``RaftUtil.addVoterResponse`` / ``removeVoterResponse``: the error and its message to the admin client."""
-    return Send(destination=destination,
-                message=VoterChangeResponse(api=api, error=error, error_message=message, correlation_id=cid))
+def _voter_change_response(node: RaftNode, api: str, destination: int, cid: int, error: Errors,
+                           message: Optional[str]) -> Send:
+    """``RaftUtil.addVoterResponse`` / ``removeVoterResponse``: the error and its message to the admin client or the
+    auto-joining observer that asked; an error given no message gets the error's own (``Errors.message()``:
+    :data:`VOTER_CHANGE_ERROR_MESSAGES`), success none."""
+    if message is None and error is not Errors.NONE:
+        message = VOTER_CHANGE_ERROR_MESSAGES[error]
+    return Send(destination=destination, message=VoterChangeResponse(api=api, source=node.local_id, error=error,
+                                                                     error_message=message, correlation_id=cid))
 
 
 def _voter_change_done(node: RaftNode, error: Errors, message: Optional[str], out: Outputs) -> RaftNode:
@@ -1348,7 +1526,7 @@ def _voter_change_done(node: RaftNode, error: Errors, message: Optional[str], ou
     (unless it already was) and forgotten."""
     change = node.voter_change
     if not change.responded:
-        out.append(_voter_change_response(change.api, change.source, change.correlation_id, error, message))
+        out.append(_voter_change_response(node, change.api, change.source, change.correlation_id, error, message))
     return evolve(node, voter_change=None)
 
 
@@ -1381,27 +1559,32 @@ def _maybe_complete_voter_change(node: RaftNode, out: Outputs) -> RaftNode:
     return node
 
 
-def _append_voters(node: RaftNode, voter_set: raft_voters.VoterSet, now: int, out: Outputs) -> tuple[RaftNode, int]:
-    """``LeaderState.appendVotersRecord``: the new voter set as a VotersRecord at the log end; (node, its offset)."""
-    offset = node.log.end_offset
-    return _leader_append(node, (raft_voters.to_voters_record(voter_set),), now, out), offset
+def _append_voters(node: RaftNode, voter_set: raft_voters.VoterSet) -> tuple[RaftNode, int]:
+    """``LeaderState.appendVotersRecord``: the new voter set as a VotersRecord in the accumulator behind the records
+    already there (``appendControlMessages``' ``forceDrain``); (node, its offset). The poll writes it after its
+    check-quorum test, which still counts the old voters (Kafka 4.3 ``KafkaRaftClient.pollLeader``:
+    ``maybeAppendBatches``), unless that poll resigns first."""
+    state = node.state
+    waiting = state.unwritten + state.lingering + (raft_voters.to_voters_record(voter_set),)
+    return evolve(node, state=evolve(state, unwritten=waiting, lingering=())), node.log.end_offset + len(waiting) - 1
 
 
 def _admit_voter_change(node: RaftNode, api: str, src: int, cid: int, cluster_id: Optional[str], now: int,
                         out: Outputs) -> tuple[RaftNode, bool]:
     """What ``handleAddVoterRequest`` and ``handleRemoveVoterRequest`` check first: the cluster id, then that this node
-    leads (``validateLeaderOnlyRequest``); an admitted request first expires a pending change whose timer ran out
-    (:func:`_expire_voter_change`). Returns the node and whether the request goes on to its handler (§3.15)."""
+    leads (``validateLeaderOnlyRequest``; refused with the message ``""``: ``new AddRaftVoterResponseData()
+    .setErrorCode(..)`` keeps the field's default); an admitted request first expires a pending change whose timer
+    ran out (:func:`_expire_voter_change`). Returns the node and whether the request goes on to its handler (§3.15)."""
     # A node or client of another cluster must not change this quorum.
     if cluster_id is not None and cluster_id != node.cluster_id:
-        out.append(_voter_change_response(api, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
+        out.append(_voter_change_response(node, api, src, cid, Errors.INCONSISTENT_CLUSTER_ID,
                                           f'The given id "{cluster_id}" doesn\'t match the cluster id '
                                           f'"{node.cluster_id}"'))
         return node, False
     error = _leader_only_error(node, node.state.epoch)
-    # Only the leader changes the voters.
+    # Only the leader changes the voters. Kafka builds this answer without RaftUtil: its message is the field's "".
     if error is not None:
-        out.append(_voter_change_response(api, src, cid, error, None))
+        out.append(_voter_change_response(node, api, src, cid, error, ""))
         return node, False
     node, expired = _expire_voter_change(node, now)
     if expired is not None:
@@ -1425,7 +1608,7 @@ def _handle_add_voter_request(node: RaftNode, req: AddRaftVoterRequest, now: int
     if refusal is None and not _ready(node, key.id, now):
         refusal = raft_reconfig.new_voter_not_ready(key)
     if refusal is not None:
-        out.append(_voter_change_response(ADD_VOTER, src, cid, refusal.error, refusal.message))
+        out.append(_voter_change_response(node, ADD_VOTER, src, cid, refusal.error, refusal.message))
         return node
     node = _send_request(node, key.id, ApiVersionsRequest(), now, out)
     change = PendingVoterChange(api=ADD_VOTER, source=src, correlation_id=cid, voter_key=key, listeners=listeners,
@@ -1446,17 +1629,18 @@ def _handle_api_versions_response(node: RaftNode, resp: ApiVersionsResponse, now
     if (type(node.state) is not Leader or change is None or change.api != ADD_VOTER
             or change.last_offset is not None or change.voter_key.id != resp.source):
         return _answered(node, resp.source, resp.correlation_id, True, now)
-    replica = node.state.observer_states.get(change.voter_key.id, raft_state.ReplicaState())
+    replica = raft_leader.replica_state(node.state, change.voter_key) or raft_state.ReplicaState()
     caught_up = raft_reconfig.is_replica_caught_up(replica.last_caught_up_ms, replica.last_fetch_ms, now)
     outcome = raft_reconfig.handle_add_voter_api_versions(_reconfig_leader(node), change.voter_key, change.listeners,
                                                           resp.error, resp.kraft_version_range, caught_up)
     if outcome.response is not None:
         node = _voter_change_done(node, outcome.response.error, outcome.response.message, out)
         return _answered(node, resp.source, resp.correlation_id, resp.error == Errors.NONE, now)
-    node, offset = _append_voters(node, outcome.append, now, out)
+    node, offset = _append_voters(node, outcome.append)
     change = evolve(change, last_offset=offset)
     if not change.ack_when_committed:
-        out.append(_voter_change_response(ADD_VOTER, change.source, change.correlation_id, Errors.NONE, None))
+        out.append(_voter_change_response(node, ADD_VOTER, change.source, change.correlation_id, Errors.NONE,
+                                          None))
         change = evolve(change, responded=True)
     return _answered(evolve(node, voter_change=change), resp.source, resp.correlation_id, True, now)
 
@@ -1473,9 +1657,10 @@ def _handle_remove_voter_request(node: RaftNode, req: RemoveRaftVoterRequest, no
     key = raft_voters.replica_key(req.voter_id, req.voter_directory_id)
     outcome = raft_reconfig.handle_remove_voter_request(_reconfig_leader(node), key)
     if outcome.response is not None:
-        out.append(_voter_change_response(REMOVE_VOTER, src, cid, outcome.response.error, outcome.response.message))
+        out.append(_voter_change_response(node, REMOVE_VOTER, src, cid, outcome.response.error,
+                                          outcome.response.message))
         return node
-    node, offset = _append_voters(node, outcome.append, now, out)
+    node, offset = _append_voters(node, outcome.append)
     change = PendingVoterChange(api=REMOVE_VOTER, source=src, correlation_id=cid, voter_key=key, last_offset=offset,
                                 deadline=now + node.config.request_timeout_ms)
     return evolve(node, voter_change=change)
@@ -1513,12 +1698,12 @@ def _handle_update_voter_request(node: RaftNode, req: UpdateRaftVoterRequest, no
                                                         raft_voters.listeners_of(req.listeners),
                                                         SUPPORTED_KRAFT_VERSIONS)
     if outcome.append is not None:
-        node, _ = _append_voters(node, outcome.append, now, out)
+        node, _ = _append_voters(node, outcome.append)
     if outcome.volatile_voters is not None:
         node = evolve(node, state=evolve(node.state, volatile_voters=outcome.volatile_voters))
     if outcome.response.error == Errors.NONE:
         node = evolve(node, state=raft_leader.update_check_quorum_for_following_voter(node.state, key.id, now,
-                                                                                      node.config))
+                                                                                      node.config, key.directory_id))
     answer(outcome.response.error)
     return node
 
@@ -1567,6 +1752,9 @@ def _handle_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outpu
     Kafka's leader puts the records in its accumulator, and its next poll writes and flushes them
     (``pollLeader``: ``maybeAppendBatches``), unless that poll resigns first (check quorum expired, a resign
     requested, or shutting down): then they are never written, though the append returned their offsets (:func:`append_offset`).
+    Behind start-of-epoch records still unwritten they linger one poll more (``Leader.lingering``; Kafka 4.3
+    ``BatchAccumulator.append`` and ``drain`` after ``appendControlMessages``' ``forceDrain``); records that lingered
+    are written with these.
     """
     state = node.state
     if not isinstance(state, Leader):
@@ -1575,13 +1763,78 @@ def _handle_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outpu
         raise ValueError("Append failed because there are no records")
     if _leader_resigns(state, now, node.shutdown is not None):
         return node
-    return _leader_append(node, op.records, now, out)
+    if state.unwritten:
+        return evolve(node, state=evolve(state, lingering=state.lingering + op.records))
+    return _leader_append(evolve(node, state=evolve(state, lingering=())), state.lingering + op.records, now, out)
 
 
 def append_offset(node: RaftNode, records: tuple[Any, ...]) -> int:
-    """The offset an accepted append returns: its last record's, counted from the leader's log end
-    (``BatchAccumulator.append``)."""
-    return node.log.end_offset + len(records) - 1
+    """The offset an accepted append returns: its last record's, counted from the leader's log end and the records
+    still in its accumulator (``BatchAccumulator.append``)."""
+    state = node.state
+    waiting = len(state.unwritten) + len(state.lingering) if isinstance(state, Leader) else 0
+    return node.log.end_offset + waiting + len(records) - 1
+
+
+def _handle_upgrade_kraft_version(node: RaftNode, op: UpgradeKRaftVersion, now: int, jitter: int,
+                                  out: Outputs) -> RaftNode:
+    """``KafkaRaftClient.upgradeKRaftVersion``: only a leader upgrades (:class:`NotLeaderError` otherwise), checked by
+    :func:`raft_reconfig.maybe_append_upgraded_kraft_version` against its kraft.version and voter set
+    (``partitionState.lastKraftVersion``, ``lastVoterSet``: the static voters at kraft.version 0). An upgrade takes the
+    in-memory voters (the kraft.version is the requested one at once) and appends a KRaftVersionRecord(1) and the
+    voter set, from which the leader and each node that fetches them run as kraft.version 1 (§3.15). An unknown level
+    is refused (``KRaftVersion.fromFeatureLevel``: :class:`IllegalUpgradeArgumentError`).
+
+    Kafka writes the two records as one batch from the accumulator in the next poll, unless that poll resigns first
+    (as :func:`_handle_append`), after any records still in the accumulator (``appendControlMessages``); here they
+    are two entries, which a fetch answer cut by ``fetch_max_records`` could
+    split (not modelled: Kafka never splits a batch).
+    """
+    if op.kraft_version not in SUPPORTED_KRAFT_VERSIONS:
+        raise IllegalUpgradeArgumentError(f"Unknown KRaft feature level: {op.kraft_version}")
+    state = node.state
+    if not isinstance(state, Leader):
+        raise NotLeaderError("Upgrade kraft version failed because the replica is not the current leader")
+    version, voters = _persisted_version_and_voters(node)
+    upgrade = raft_reconfig.maybe_append_upgraded_kraft_version(
+        state.epoch, state.requested_kraft_version, state.volatile_voters, op.epoch, op.kraft_version, version, voters,
+        op.validate_only)
+    if not upgrade.records:
+        return node
+    node = evolve(node, state=evolve(state, volatile_voters=None, requested_kraft_version=op.kraft_version,
+                                     lingering=()))
+    if _leader_resigns(state, now, node.shutdown is not None):
+        return node
+    if state.unwritten:  # ``appendControlMessages``' ``forceDrain`` completes the lingering batch before its own
+        return evolve(node, state=evolve(node.state, unwritten=state.unwritten + state.lingering + upgrade.records))
+    return _leader_append(node, state.lingering + upgrade.records, now, out)
+
+
+def _persisted_version_and_voters(node: RaftNode) -> tuple[int, raft_voters.VoterSet]:
+    """``partitionState.lastKraftVersion`` and ``lastVoterSet``: kraft.version 0 and the static voters until the log
+    holds control records (§3.14)."""
+    if node.dynamic is None:
+        return raft_voters.KRAFT_VERSION_0, _static_voter_set(node.voters, node.voter_endpoints)
+    control = node.dynamic.control
+    return raft_voter_history.last_kraft_version(control), raft_voter_history.last_voter_set(control)
+
+
+def kraft_version(node: RaftNode) -> int:
+    """``KafkaRaftClient.kraftVersion``: the version a leader's upgrade asked for, else the latest KRaftVersionRecord
+    read (0 for static voters), §3.15."""
+    requested = getattr(node.state, "requested_kraft_version", None)
+    return requested if requested is not None else _persisted_version_and_voters(node)[0]
+
+
+def kraft_version_upgraded(node: RaftNode, op: UpgradeKRaftVersion) -> bool:
+    """What ``upgradeKRaftVersion`` returns to its caller when ``node`` (the state before) takes ``op`` without
+    refusing it: True when validated or upgraded, False when the version is already the one asked for
+    (:func:`raft_reconfig.maybe_append_upgraded_kraft_version`), §3.15."""
+    state = node.state
+    version, voters = _persisted_version_and_voters(node)
+    return raft_reconfig.maybe_append_upgraded_kraft_version(
+        state.epoch, state.requested_kraft_version, state.volatile_voters, op.epoch, op.kraft_version, version, voters,
+        op.validate_only).upgraded
 
 
 def _leader_resigns(state: Leader, now: int, shutting_down: bool) -> bool:
@@ -1646,18 +1899,29 @@ def _maybe_send_fetch_to_any_bootstrap(node: RaftNode, now: int, bootstrap: int,
     """``maybeSendFetchToAnyBootstrap``: nothing while any request is in flight; else one Fetch to the bootstrap
     server ``findReadyBootstrapServer`` picks: the first ready one (not backing off) from the start index
     ``bootstrap``, none if all back off. With static voters the bootstrap servers are every voter, the local one
-    included (``KafkaRaftClient.initialize``). It is always a Fetch, even while a snapshot is being fetched (Kafka 4.3
+    included (``KafkaRaftClient.initialize``), else the configured ones (:attr:`DynamicVoters.bootstrap_servers`),
+    which do not follow the voter set. It is always a Fetch, even while a snapshot is being fetched (Kafka 4.3
     ``maybeSendFetchToAnyBootstrap`` builds it with ``buildFetchRequest``)."""
     node = _without_timed_out(node, now)
     if node.inflight:
         return node
-    servers = tuple(sorted(node.voters))
+    servers = _bootstrap_servers(node)
     start = servers.index(raft_rules.bootstrap_server(servers, bootstrap))
     for i in range(len(servers)):  # the first server from the drawn one that is not backing off
         server = servers[(start + i) % len(servers)]
         if _ready(node, server, now):
             return _send_request(node, server, _fetch_request(node), now, out)
     return node
+
+
+def _bootstrap_servers(node: RaftNode) -> tuple[int, ...]:
+    """The servers a node fetches from when it knows no leader, in ``RequestManager``'s order: its static voters by id
+    (``KafkaRaftClient.initialize``), else its configured bootstrap servers (fixed at start)."""
+    if node.dynamic is None:
+        return tuple(sorted(node.voters))
+    if node.dynamic.static_voters is not None:
+        return tuple(sorted(node.dynamic.static_voters))
+    return node.dynamic.bootstrap_servers
 
 
 def _maybe_send_fetch_to_best_node(node: RaftNode, now: int, bootstrap: int, out: Outputs) -> RaftNode:
@@ -1714,16 +1978,76 @@ def _update_voter(node: RaftNode, now: int, out: Outputs) -> RaftNode:
     return evolve(node, state=evolve(node.state, update_voter_deadline=now + node.config.fetch_timeout_ms))
 
 
+def _last_kraft_version(node: RaftNode) -> int:
+    """``partitionState.lastKraftVersion`` alone (:func:`_persisted_version_and_voters` without building a static voter
+    set, as every observer's poll asks it): the latest KRaftVersionRecord read, 0 before any."""
+    if node.dynamic is None:
+        return raft_voters.KRAFT_VERSION_0
+    return raft_voter_history.last_kraft_version(node.dynamic.control)
+
+
+def _auto_join(node: RaftNode, now: int, out: Outputs) -> RaftNode:
+    """``pollFollowerAsObserver`` once :func:`raft_rules.should_send_add_or_remove_voter_request` holds (Kafka 4.3):
+    instead of a Fetch, an observer whose id is in the voter set under an old directory id asks the leader to remove
+    that voter (:func:`raft_rules.auto_join_removes_old_voter`), otherwise to add itself with its listeners, answered
+    once the VotersRecord is appended (``buildAddVoterRequest``: ``ackWhenCommitted`` false); sent only when the
+    leader's connection is ready (``maybeSendRequest``), and then the update-voter-set period restarts (§3.15,
+    KIP-853)."""
+    state = node.state
+    if not _ready(node, state.leader_id, now):
+        return node
+    old = _persisted_version_and_voters(node)[1].voters.get(node.local_id)
+    if raft_rules.auto_join_removes_old_voter(old is not None):
+        request: Any = RemoveRaftVoterRequest(voter_id=node.local_id, voter_directory_id=old.voter_key.directory_id,
+                                              cluster_id=node.cluster_id, source=node.local_id)
+    else:
+        request = AddRaftVoterRequest(voter_id=node.local_id, voter_directory_id=node.directory_id,
+                                      listeners=node.voter_endpoints.get(node.local_id, ()), ack_when_committed=False,
+                                      cluster_id=node.cluster_id, source=node.local_id)
+    node = _send_request(node, state.leader_id, request, now, out)
+    return evolve(node, state=evolve(node.state, update_voter_deadline=now + node.config.fetch_timeout_ms))
+
+
+def _handle_voter_change_response(node: RaftNode, resp: VoterChangeResponse, now: int, jitter: int,
+                                  out: Outputs) -> RaftNode:
+    """``handleAddVoterResponse`` / ``handleRemoveVoterResponse`` (Kafka 4.3): the auto-joining observer's answer. NONE,
+    REQUEST_TIMED_OUT and DUPLICATE_VOTER (AddRaftVoter) or VOTER_NOT_FOUND (RemoveRaftVoter) restart the
+    update-voter-set period, so it asks again only once that passes; another error is unexpected
+    (``handleUnexpectedError``): the leader's connection backs off. The answer carries no leader or epoch."""
+    if not _expected(node, resp.source, resp.correlation_id):
+        return node
+    settled = Errors.DUPLICATE_VOTER if resp.api == ADD_VOTER else Errors.VOTER_NOT_FOUND
+    if resp.error not in (Errors.NONE, Errors.REQUEST_TIMED_OUT, settled):
+        return _answered(node, resp.source, resp.correlation_id, False, now)
+    state = node.state
+    if not isinstance(state, Follower):  # ``followerStateOrThrow``
+        raise RaftFatalError(f"{resp.api} response handled in state {state.role}")
+    node = evolve(node, state=evolve(state, update_voter_deadline=now + node.config.fetch_timeout_ms))
+    return _answered(node, resp.source, resp.correlation_id, True, now)
+
+
 def _send_to_ready(node: RaftNode, targets: Any, request: Any, now: int, out: Outputs,
                    order: tuple[int, ...] = ()) -> RaftNode:
     """Send ``request`` to each target (not itself) that has nothing outstanding (``RequestManager``), in
-    :func:`_ordered` order. A VoteRequest names its addressee (``voter_id``): Kafka 4.x's ``buildVoteRequest(remoteVoter,
-    preVote)`` sets ``VoterId`` (VoteRequest v1+, ``RaftUtil.singletonVoteRequest``), as BeginQuorumEpoch does."""
+    :func:`_ordered` order. A VoteRequest names its addressee (``voter_id``, :func:`_voter_directory_id`): Kafka 4.x's
+    ``buildVoteRequest(remoteVoter, preVote)`` sets ``VoterId`` (VoteRequest v1+, ``RaftUtil.singletonVoteRequest``),
+    as BeginQuorumEpoch does."""
     addressed = type(request) is VoteRequest
     for target in _ordered(targets, order):
         if target != node.local_id and _ready(node, target, now):
-            node = _send_request(node, target, evolve(request, voter_id=target) if addressed else request, now, out)
+            node = _send_request(node, target, evolve(request, voter_id=target, voter_directory_id=_voter_directory_id(
+                node, target)) if addressed else request, now, out)
     return node
+
+
+def _voter_directory_id(node: RaftNode, voter_id: int) -> Optional[str]:
+    """The addressee's directory id in a VoteRequest or BeginQuorumEpochRequest: that of the remote voter's key in the
+    voter set (``KafkaRaftClient.buildVoteRequest(remoteVoter, ..)``, ``buildBeginQuorumEpochRequest(remoteVoter)``;
+    ``RaftUtil.singletonVoteRequest``, ``singletonBeginQuorumEpochRequest``); static voters have none (§3.14)."""
+    if node.dynamic is None:
+        return None
+    voter = raft_voter_history.last_voter_set(node.dynamic.control).voters.get(voter_id)
+    return None if voter is None else voter.voter_key.directory_id
 
 
 def _vote_request(node: RaftNode, pre_vote: bool) -> VoteRequest:
@@ -1746,7 +2070,8 @@ def _maybe_send_vote_requests(node: RaftNode, pre_vote: bool, now: int, out: Out
 def _maybe_send_begin_quorum_epoch_requests(node: RaftNode, now: int, out: Outputs,
                                             order: tuple[int, ...] = ()) -> RaftNode:
     """``maybeSendBeginQuorumEpochRequests``: once its timer expires, the leader announces its epoch to the voters
-    that need it (§3.9), each with nothing outstanding (``maybeSendRequests``), and restarts the timer."""
+    that need it (§3.9), each with nothing outstanding (``maybeSendRequests``) and addressed by its key
+    (:func:`_voter_directory_id`), and restarts the timer."""
     state = node.state
     if now < state.begin_quorum_deadline:
         return node
@@ -1755,7 +2080,8 @@ def _maybe_send_begin_quorum_epoch_requests(node: RaftNode, now: int, out: Outpu
                                       leader_endpoints=_leader_endpoints(node), cluster_id=node.cluster_id)
     for target in _ordered(targets, order):
         if _ready(node, target, now):
-            node = _send_request(node, target, evolve(request, voter_id=target), now, out)
+            node = _send_request(node, target, evolve(request, voter_id=target,
+                                                      voter_directory_id=_voter_directory_id(node, target)), now, out)
     deadline = now + node.config.begin_quorum_epoch_timeout_ms
     return evolve(node, state=evolve(node.state, begin_quorum_deadline=deadline))
 
@@ -1785,21 +2111,29 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
             node, expired = _expire_voter_change(node, now)
             if expired is not None:
                 out.append(expired)
+        if node.state.unwritten:  # ``maybeAppendBatches``: start-of-epoch or voter records (not the lingering)
+            node = _leader_append(evolve(node, state=evolve(node.state, unwritten=())), node.state.unwritten, now, out)
+        elif node.state.lingering:  # ``maybeAppendBatches``: the linger time (0) has passed
+            node = _leader_append(evolve(node, state=evolve(node.state, lingering=())), node.state.lingering, now, out)
         return _maybe_send_begin_quorum_epoch_requests(node, now, out, order)
     if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
         if node.is_voter:
             if now >= state.fetch_deadline:
-                return _to_prospective(node, now, jitter, out)
+                return _to_prospective(node, now, jitter, out, in_poll=True)
             if now >= state.update_voter_deadline:
                 if _should_send_update_voter(node):
                     return _update_voter(node, now, out)
                 node = evolve(node, state=evolve(state, update_voter_deadline=now + node.config.fetch_timeout_ms))
+        elif raft_rules.should_send_add_or_remove_voter_request(
+                raft_voters.is_reconfig_supported(_last_kraft_version(node)), node.can_become_voter,
+                node.config.auto_join, now >= state.update_voter_deadline):
+            return _auto_join(node, now, out)
         return _maybe_send_fetch_to_best_node(node, now, bootstrap, out)
     if isinstance(state, Unattached):
         if shutting_down:  # a voter without a leader: it stays until an epoch bump or the shutdown's end
             return node
         if now >= state.election_deadline and raft_rules.can_start_election(node.is_voter):
-            return _to_prospective(node, now, jitter, out)
+            return _to_prospective(node, now, jitter, out, in_poll=True)
         return _maybe_send_fetch_to_any_bootstrap(node, now, bootstrap, out)
     if isinstance(state, Prospective):
         if now >= state.election_deadline and not shutting_down:
@@ -1807,7 +2141,7 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
         return _maybe_send_vote_requests(node, True, now, out, order)
     if isinstance(state, Candidate):
         if now >= state.election_deadline and not shutting_down:
-            return _to_prospective(node, now, jitter, out)
+            return _to_prospective(node, now, jitter, out, in_poll=True)
         if raft_rules.election_lost(len(node.voters), len(state.granted & node.voters),
                                     len(state.rejected & node.voters)):
             return node
@@ -1842,4 +2176,6 @@ _HANDLERS: dict[type, Callable[..., RaftNode]] = {
     UpdateRaftVoterRequest: _handle_update_voter_request,
     UpdateRaftVoterResponse: _handle_update_voter_response,
     ApiVersionsResponse: _handle_api_versions_response,
+    VoterChangeResponse: _handle_voter_change_response,
+    UpgradeKRaftVersion: _handle_upgrade_kraft_version,
 }

@@ -6,11 +6,11 @@ rules §3.6 and §3.10 (``LeaderState.java``). Each function returns a new :clas
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Optional
 
 from kraftspec.reference import raft_rules, raft_state
 from kraftspec.reference.frozen import FrozenMap, evolve
-from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaState
+from kraftspec.reference.raft_state import Leader, QuorumConfig, ReplicaKey, ReplicaState
 
 OBSERVER_SESSION_TIMEOUT_MS = 300_000
 _NO_VOTERS: frozenset[int] = frozenset()
@@ -36,30 +36,54 @@ def update_local_end_offset(leader: Leader, end_offset: int) -> Leader:
     return evolve(leader, voter_states=voter_states, high_watermark=_with_high_watermark(leader, voter_states))
 
 
-def update_voter_and_observer_states(leader: Leader, voters: frozenset[int]) -> Leader:
+def _voter_state(leader: Leader, replica_id: int, directory_id: Optional[str]) -> Optional[ReplicaState]:
+    """The voter state of the replica key (``voterStates.get(id)`` whose key ``matchesKey``), else None."""
+    state = leader.voter_states.get(replica_id)
+    if state is None or not raft_rules.replica_matches_key(replica_id, state.directory_id, replica_id, directory_id):
+        return None
+    return state
+
+
+def replica_state(leader: Leader, key: ReplicaKey) -> Optional[ReplicaState]:
+    """``LeaderState.getReplicaState``: the voter state whose key ``matchesKey``, else the observer state of the key."""
+    return _voter_state(leader, key.id, key.directory_id) or leader.observer_states.get(key)
+
+
+def _own_observer_key(leader: Leader) -> ReplicaKey:
+    """The key of the leader's own observer state once it was removed (no fetch from its id is served, so the only
+    observer key with its id)."""
+    return next((key for key in leader.observer_states if key.id == leader.local_id), ReplicaKey(id=leader.local_id))
+
+
+def update_voter_and_observer_states(leader: Leader, voters: frozenset[ReplicaKey]) -> Leader:
     """``LeaderState.updateVoterAndObserverStates``: the replica states follow the voter set in force (§3.14): each
-    voter keeps its state (a former observer's included, a new one unknown), a voter no longer in the set becomes an
-    observer with its state."""
-    if voters == leader.voter_states.keys():
+    voter keeps the state of its key (``getReplicaState``: its voter state, else its observer state, else a new one)
+    and holds its key; a former voter whose id left the set becomes an observer with its state."""
+    if voters == {ReplicaKey(id=v, directory_id=s.directory_id) for v, s in leader.voter_states.items()}:
         return leader
-    voter_states = {v: leader.voter_states.get(v) or leader.observer_states.get(v) or ReplicaState()
-                    for v in sorted(voters)}
-    observers = {r: s for r, s in leader.observer_states.items() if r not in voters}
-    for replica_id, state in leader.voter_states.items():
-        if replica_id not in voters:
-            observers.setdefault(replica_id, state)
+    old_voters = dict(leader.voter_states)
+    observers = dict(leader.observer_states)
+    voter_states = {}
+    for key in sorted(voters, key=lambda k: k.id):
+        state = replica_state(leader, key) or ReplicaState()
+        old_voters.pop(key.id, None)
+        observers.pop(key, None)
+        voter_states[key.id] = evolve(state, directory_id=key.directory_id)
+    for replica_id, state in old_voters.items():
+        observers.setdefault(ReplicaKey(id=replica_id, directory_id=state.directory_id), state)
     return evolve(leader, voter_states=FrozenMap(voter_states), observer_states=FrozenMap(observers))
 
 
-def update_local_state(leader: Leader, end_offset: int, voters: frozenset[int]) -> Leader:
+def update_local_state(leader: Leader, end_offset: int, voters: frozenset[ReplicaKey]) -> Leader:
     """``LeaderState.updateLocalState`` with the voter set in force (kraft.version 1, §3.14): the leader's own end
     offset (a voter's or, once removed, an observer's; a decrease raises ``ValueError``), then the replica states follow
     the voter set (:func:`update_voter_and_observer_states`), then the HW over the voters alone."""
+    own_key = leader.local_id if leader.local_id in leader.voter_states else _own_observer_key(leader)
     own_states = leader.voter_states if leader.local_id in leader.voter_states else leader.observer_states
-    own = own_states.get(leader.local_id, ReplicaState())
+    own = own_states.get(own_key, ReplicaState())
     if own.end_offset > end_offset:
         raise ValueError(f"non-monotonic update of the local end offset: {own.end_offset} -> {end_offset}")
-    own_states = own_states.set(leader.local_id, evolve(own, end_offset=end_offset))
+    own_states = own_states.set(own_key, evolve(own, end_offset=end_offset))
     if leader.local_id in leader.voter_states:
         leader = evolve(leader, voter_states=own_states)
     else:
@@ -81,33 +105,47 @@ def followed_replica_state(state: ReplicaState, fetch_offset: int, now: int, lea
                   last_fetch_leader_end_offset=leader_end_offset, last_caught_up_ms=caught_up, acknowledged=True)
 
 
-def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int,
-                         config: QuorumConfig) -> Leader:
-    """``LeaderState.updateReplicaState`` after a valid Fetch: the replica's follower state (against the leader's end
-    offset, an observer's once the leader was removed); for a voter, then check quorum
-    (``updateCheckQuorumForFollowingVoter``) and the HW, which only voters move (§3.6, scenario 71)."""
-    own = leader.voter_states.get(leader.local_id) or leader.observer_states.get(leader.local_id)
+def update_replica_state(leader: Leader, replica_id: int, fetch_offset: int, now: int, config: QuorumConfig,
+                         directory_id: Optional[str] = None) -> Leader:
+    """``LeaderState.updateReplicaState`` after a valid Fetch from the replica key (``replica_id``, ``directory_id``):
+    the follower state of ``getOrCreateReplicaState`` (the voter's if its key ``matchesKey``, else the observer state
+    of that key) against the leader's end offset (an observer's once the leader was removed); then check quorum
+    (``updateCheckQuorumForFollowingVoter``) and, for a voter, the HW, which only voters move (§3.6, scenario 71):
+    once the voter set names directory ids, a fetch without the voter's is an observer's (Kafka 4.3
+    ``LeaderState.java``)."""
+    own = leader.voter_states.get(leader.local_id) or leader.observer_states.get(_own_observer_key(leader))
     leader_end_offset = -1 if own is None else own.end_offset
-    if replica_id not in leader.voter_states:
-        observer = followed_replica_state(leader.observer_states.get(replica_id, ReplicaState()), fetch_offset, now,
-                                          leader_end_offset)
-        return evolve(leader, observer_states=leader.observer_states.set(replica_id, observer))
-    voter_states = leader.voter_states.set(
-        replica_id, followed_replica_state(leader.voter_states[replica_id], fetch_offset, now, leader_end_offset))
-    leader = update_check_quorum_for_following_voter(evolve(leader, voter_states=voter_states), replica_id, now, config)
+    voter = _voter_state(leader, replica_id, directory_id)
+    if voter is None:
+        key = ReplicaKey(id=replica_id, directory_id=directory_id)
+        observer = followed_replica_state(leader.observer_states.get(key, ReplicaState(directory_id=directory_id)),
+                                          fetch_offset, now, leader_end_offset)
+        leader = evolve(leader, observer_states=leader.observer_states.set(key, observer))
+        return update_check_quorum_for_following_voter(leader, replica_id, now, config, directory_id)
+    voter_states = leader.voter_states.set(replica_id, followed_replica_state(voter, fetch_offset, now,
+                                                                              leader_end_offset))
+    leader = update_check_quorum_for_following_voter(evolve(leader, voter_states=voter_states), replica_id, now, config,
+                                                     directory_id)
     return evolve(leader, high_watermark=_with_high_watermark(leader, voter_states))
 
 
-def update_check_quorum_for_following_voter(leader: Leader, replica_id: int, now: int, config: QuorumConfig) -> Leader:
-    """``LeaderState.updateCheckQuorumForFollowingVoter`` (after a valid Fetch or FetchSnapshot): a voter counts as
-    following; once they form a majority (:func:`raft_rules.check_quorum_reached`) the check-quorum timer restarts
-    (§3.6)."""
-    if replica_id not in leader.voter_states:
-        return leader
-    fetched = leader.fetched_voters | {replica_id}
+def update_check_quorum_for_following_voter(leader: Leader, replica_id: int, now: int, config: QuorumConfig,
+                                            directory_id: Optional[str] = None) -> Leader:
+    """``LeaderState.updateCheckQuorumForFollowingVoter`` (after a valid Fetch or FetchSnapshot from the replica key
+    (``replica_id``, ``directory_id``)): a voter whose key ``matchesKey`` counts as following (``updateFetchedVoters``);
+    once the following voters form a majority (:func:`raft_rules.check_quorum_reached`) the check-quorum timer restarts
+    (§3.6). The leader's own id is refused, as ``updateFetchedVoters`` throws IllegalArgumentException for it (an
+    UpdateRaftVoter naming the leader reaches it once the update succeeds: ``UpdateVoterHandler.storeUpdatedVoters``)."""
+    if replica_id == leader.local_id:
+        raise ValueError("received a FETCH/FETCH_SNAPSHOT request from the leader itself")
+    fetched = leader.fetched_voters
+    if _voter_state(leader, replica_id, directory_id) is not None:
+        fetched = fetched | {replica_id}
     deadline = leader.check_quorum_deadline
     if raft_rules.check_quorum_reached(len(leader.voter_states), len(fetched), leader.local_id in leader.voter_states):
         fetched, deadline = _NO_VOTERS, now + raft_state.check_quorum_timeout(config.fetch_timeout_ms)
+    if fetched == leader.fetched_voters and deadline == leader.check_quorum_deadline:
+        return leader
     return evolve(leader, fetched_voters=fetched, check_quorum_deadline=deadline)
 
 
@@ -157,8 +195,11 @@ class ReplicaDescription:
 
 
 def describe(leader: Leader, now: int) -> tuple[tuple[ReplicaDescription, ...], tuple[ReplicaDescription, ...], Leader]:
-    """``describeQuorum``: voters and observers (observers idle >= 300 s dropped); the leader reports "now"."""
-    observers = {r: s for r, s in leader.observer_states.items() if now - s.last_fetch_ms < OBSERVER_SESSION_TIMEOUT_MS}
+    """``describeQuorum``: voters and observers (by replica key: a voter's id under another directory id is an
+    observer; observers idle >= 300 s dropped, never the leader's own, ``clearInactiveObservers``); the leader reports
+    "now"."""
+    observers = {k: s for k, s in leader.observer_states.items()
+                 if now - s.last_fetch_ms < OBSERVER_SESSION_TIMEOUT_MS or k.id == leader.local_id}
     pruned = leader if len(observers) == len(leader.observer_states) else evolve(
         leader, observer_states=FrozenMap(observers))
 
@@ -170,4 +211,5 @@ def describe(leader: Leader, now: int) -> tuple[tuple[ReplicaDescription, ...], 
                                   last_fetch_timestamp=s.last_fetch_ms, last_caught_up_timestamp=s.last_caught_up_ms)
 
     return (tuple(one(r, s) for r, s in sorted(leader.voter_states.items())),
-            tuple(one(r, s) for r, s in sorted(observers.items())), pruned)
+            tuple(one(k.id, s) for k, s in sorted(observers.items(), key=lambda i: (i[0].id, i[0].directory_id or ""))),
+            pruned)

@@ -114,7 +114,10 @@ class FetchSnapshotRequest:
 class FetchSnapshotResponse:
     """FetchSnapshot response: top-level and partition errors, the current leader, the snapshot id, its ``size`` in
     bytes, the chunk's ``position`` and its length in bytes (``chunk``; the bytes are not modelled). An error answer
-    leaves id, size and position at the schema's defaults, 0 (``FetchSnapshotResponse.json``)."""
+    leaves id, size and position at the schema's defaults, 0 (``FetchSnapshotResponse.json``). The chunk from byte 0
+    holds the snapshot's first batch: after the header, the ``control_records`` in force at its end (a kraft.version
+    1 snapshot's KRaftVersionRecord and VotersRecord, ``RecordsSnapshotWriter.Builder.build``; none at kraft.version
+    0)."""
 
     source: int
     error: Errors = Errors.NONE
@@ -126,6 +129,7 @@ class FetchSnapshotResponse:
     size: int = 0
     position: int = 0
     chunk: int = 0
+    control_records: tuple[Any, ...] = ()
     correlation_id: int = 0
 
 
@@ -252,9 +256,11 @@ class RemoveRaftVoterRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VoterChangeResponse:
-    """An AddRaftVoter (``api`` "AddRaftVoter") or RemoveRaftVoter answer: error code and message (None: null)."""
+    """An AddRaftVoter (``api`` "AddRaftVoter") or RemoveRaftVoter answer from ``source`` (the leader): error code and
+    message (None: null); an auto-joining observer takes the one to its own request (``handleAddVoterResponse``)."""
 
     api: str
+    source: int = -1
     error: Errors = Errors.NONE
     error_message: Optional[str] = None
     correlation_id: int = 0
@@ -304,6 +310,16 @@ class Shutdown:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UpgradeKRaftVersion:
+    """``upgradeKRaftVersion(epoch, version, validateOnly)`` (``RaftClient``, KIP-853): the controller asks the leader of
+    ``epoch`` to finalize ``kraft_version``; ``validate_only`` checks without writing (UpdateFeatures' flag)."""
+
+    epoch: int
+    kraft_version: int
+    validate_only: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CreateSnapshot:
     """``createSnapshot(snapshotId)`` by the state machine, then the writer frozen with ``size`` bytes (KIP-630)."""
 
@@ -334,6 +350,22 @@ class Send:
 
 class NotLeaderError(Exception):
     """``NotLeaderException``: appends to a node that is not the leader (§3.2)."""
+
+
+class InvalidUpdateVersionError(Exception):
+    """``InvalidUpdateVersionException`` (an ``ApiException``, INVALID_UPDATE_VERSION): a kraft.version upgrade refused
+    (a downgrade, a concurrent upgrade to another version, voters that do not all support it), §3.15."""
+
+
+class IllegalUpgradeArgumentError(ValueError):
+    """``IllegalArgumentException``: an upgrade asked for an epoch after the leader's (``LeaderState.validateEpoch``)
+    or for a kraft.version Kafka does not know (``KRaftVersion.fromFeatureLevel``), §3.15."""
+
+
+class UpgradeStateError(Exception):
+    """``IllegalStateException`` from ``LeaderState.maybeAppendUpgradedKRaftVersion``: the in-memory voters are not the
+    persisted voters' ids or lack a directory id (§3.15); not an ``ApiException``, so the controller does not map it to an
+    error code."""
 
 
 class InvalidResignError(ValueError):

@@ -1,10 +1,10 @@
 """AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter on the leader: the checks before a voter change, rules §3.15.
 
-Each function answers what Kafka 4.3 answers: the error code and message of the response (Java collections rendered in
-ascending order, addresses as unresolved ones), or the voter set the leader appends as a VotersRecord. Kafka:
-``KafkaRaftClient.handleAddVoterRequest`` (and Remove, Update) for the request's own validity, then
-``raft/.../internals/AddVoterHandler.java``, ``RemoveVoterHandler.java``, ``UpdateVoterHandler.java`` over
-``LeaderState`` and ``KRaftControlRecordStateMachine``. KIP-853 gives the same order of checks; Kafka answers
+Each function answers what Kafka 4.3 answers: the error code and message of the response (a voter set's keys in
+Java's hash-set order, other collections ascending, addresses as unresolved ones), or the voter set the leader appends
+as a VotersRecord. Kafka: ``KafkaRaftClient.handleAddVoterRequest`` (and Remove, Update) for the request's own
+validity, then ``raft/.../internals/AddVoterHandler.java``, ``RemoveVoterHandler.java``, ``UpdateVoterHandler.java``
+over ``LeaderState`` and ``KRaftControlRecordStateMachine``. KIP-853 gives the same order of checks; Kafka answers
 REQUEST_TIMED_OUT at once where the KIP would wait (KAFKA-17147).
 """
 
@@ -15,6 +15,8 @@ from typing import Optional
 
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_messages import IllegalUpgradeArgumentError, InvalidUpdateVersionError, NotLeaderError, \
+    UpgradeStateError
 from kraftspec.reference.raft_state import ReplicaKey
 from kraftspec.reference.raft_voter_history import ControlRecordState, last_kraft_version, last_voter_set, \
     last_voter_set_entry
@@ -27,9 +29,13 @@ from kraftspec.reference.raft_voters import (
     is_reconfig_supported,
     is_voter,
     remove_voter,
+    supports_version,
     to_voters_record,
     update_voter,
     update_voter_ignoring_directory_id,
+    voter_ids,
+    voter_keys,
+    voter_keys_in_hash_order,
     voter_node_needs_update,
 )
 
@@ -73,7 +79,9 @@ def _key_text(key: ReplicaKey) -> str:
 
 
 def _keys_text(voters: VoterSet) -> str:
-    return "[" + ", ".join(_key_text(voters.voters[i].voter_key) for i in sorted(voters.voters)) + "]"
+    """``voters.voterKeys()`` in a message: a Java ``HashSet`` printed in its iteration order
+    (:func:`raft_voters.voter_keys_in_hash_order`; ``AddVoterHandler``, ``RemoveVoterHandler``)."""
+    return "[" + ", ".join(_key_text(key) for key in voter_keys_in_hash_order(voters)) + "]"
 
 
 def _endpoints_text(voter_listeners: FrozenMap[str, tuple[str, int]]) -> str:
@@ -277,3 +285,67 @@ def start_of_epoch_control_records(voters_at_epoch_start: VoterSet, voters_offse
     if updated is None:
         raise ValueError(f"Update expected for leader node {_key_text(local.voter_key)}")
     return (KRaftVersionRecord(kraft_version=kraft_version_at_epoch_start), to_voters_record(updated))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KRaftUpgrade:
+    """``maybeAppendUpgradedKRaftVersion``'s outcome: ``upgraded`` (False: nothing to do, the version is already the
+    one asked for) and the control records appended as one batch (none when only validated)."""
+
+    upgraded: bool
+    records: tuple[KRaftVersionRecord | VotersRecord, ...] = ()
+
+
+def _version_text(kraft_version: int) -> str:
+    return f"KRAFT_VERSION_{kraft_version}"
+
+
+def maybe_append_upgraded_kraft_version(leader_epoch: int, requested_kraft_version: Optional[int],
+                                        volatile_voters: Optional[VoterSet], epoch: int, new_version: int,
+                                        persisted_version: int, persisted_voters: VoterSet,
+                                        validate_only: bool) -> KRaftUpgrade:
+    """``LeaderState.maybeAppendUpgradedKRaftVersion`` (Kafka 4.3): the leader of ``epoch`` upgrades kraft.version 0 to
+    1 once every voter has sent it UpdateRaftVoter (its in-memory voters, all with a directory id and supporting 1),
+    appending a KRaftVersionRecord and the in-memory voter set; refusals raise Kafka's exceptions (§3.15)."""
+    # A stale epoch is a leader that has moved on; a later one is a caller's error (``validateEpoch``).
+    if epoch < leader_epoch:
+        raise NotLeaderError(f"Upgrade kraft version failed because the given epoch {epoch} is stale. Current leader "
+                             f"epoch is {leader_epoch}")
+    if epoch > leader_epoch:
+        raise IllegalUpgradeArgumentError(f"Attempt to append from epoch {epoch} which is larger than the current "
+                                          f"epoch of {leader_epoch}")
+    # An upgrade already asked for this epoch: the same version is a no-op, another one a conflict.
+    if requested_kraft_version is not None:
+        if requested_kraft_version == new_version:
+            return KRaftUpgrade(upgraded=False)
+        raise InvalidUpdateVersionError(f"Invalid concurrent upgrade of kraft.version from version "
+                                        f"Version[kraftVersion={_version_text(requested_kraft_version)}] to "
+                                        f"{_version_text(new_version)}")
+    if persisted_version == new_version:
+        return KRaftUpgrade(upgraded=False)
+    # kraft.version only moves up: the voters' records cannot be taken back.
+    if persisted_version > new_version:
+        raise InvalidUpdateVersionError(f"Invalid upgrade of kraft.version from version "
+                                        f"{_version_text(persisted_version)} to {_version_text(new_version)} because "
+                                        "the new version is a downgrade")
+    # Only a kraft.version 0 leader keeps the voters in memory, so only 0 -> 1 is an upgrade.
+    if volatile_voters is None:
+        raise InvalidUpdateVersionError(f"Invalid upgrade of kraft.version from version "
+                                        f"{_version_text(persisted_version)} to {_version_text(new_version)}")
+    if voter_ids(volatile_voters) != voter_ids(persisted_voters):
+        raise UpgradeStateError(f"Unable to update kraft.version to {_version_text(new_version)} due to missing "
+                                f"voters {sorted(voter_ids(volatile_voters))} compared to "
+                                f"{sorted(voter_ids(persisted_voters))}")
+    # Every voter must run a release that supports the new version: it said so in its UpdateRaftVoter.
+    if not supports_version(volatile_voters, new_version):
+        raise InvalidUpdateVersionError(f"Invalid upgrade of kraft.version to {_version_text(new_version)} because "
+                                        "not all of the voters support it")
+    # A kraft.version 1 voter set names each voter's directory: every voter must have sent its own.
+    if any(key.directory_id is None for key in voter_keys(volatile_voters)):
+        raise UpgradeStateError(f"Directory id must be known for all of the voters: {_keys_text(volatile_voters)}")
+    if validate_only:
+        return KRaftUpgrade(upgraded=True)
+    records: tuple[KRaftVersionRecord | VotersRecord, ...] = (KRaftVersionRecord(kraft_version=new_version),)
+    if volatile_voters != persisted_voters:
+        records += (to_voters_record(volatile_voters),)
+    return KRaftUpgrade(upgraded=True, records=records)

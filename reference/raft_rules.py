@@ -128,6 +128,15 @@ def check_quorum_reached(voter_count: int, fetched_voters: int, leader_is_voter:
     return fetched_voters >= needed
 
 
+def replica_matches_key(state_id: int, state_directory_id: Optional[str], replica_id: int,
+                        replica_directory_id: Optional[str]) -> bool:
+    """``LeaderState.ReplicaState.matchesKey``: a replica state is the fetcher's when the ids match and, if the state's
+    key names a directory id, the fetcher names the same one (§3.6, §3.14)."""
+    if state_id != replica_id:
+        return False
+    return state_directory_id is None or state_directory_id == replica_directory_id
+
+
 def end_offset_for_epoch(epoch_cache: tuple[tuple[int, int], ...], log_end_offset: int,
                          epoch: int) -> tuple[int, int]:
     """``endOffsetForEpoch``: (largest cached epoch <= E, start of the next epoch or LEO) (§3.7).
@@ -240,6 +249,21 @@ def request_in_flight(now: int, sent_at: int, request_timeout_ms: int) -> bool:
     return now - sent_at < request_timeout_ms
 
 
+def should_send_add_or_remove_voter_request(reconfig_supported: bool, can_become_voter: bool, auto_join: bool,
+                                            update_period_expired: bool) -> bool:
+    """``KafkaRaftClient.shouldSendAddOrRemoveVoterRequest`` (Kafka 4.3): an observer following a leader asks to join
+    only under kraft.version 1, if it may become a voter (a controller, ``canBecomeVoter``) with
+    ``controller.quorum.auto.join.enable`` on, once its update-voter-set period has passed (§3.15, KIP-853)."""
+    return reconfig_supported and can_become_voter and auto_join and update_period_expired
+
+
+def auto_join_removes_old_voter(local_id_in_voters: bool) -> bool:
+    """``KafkaRaftClient.pollFollowerAsObserver``: an observer whose id is in the voter set (under another directory
+    id, or it would be a voter) first asks to remove that old voter (RemoveRaftVoter), else to add itself
+    (AddRaftVoter), §3.15."""
+    return local_id_in_voters
+
+
 def fetch_epoch_error(request_epoch: int, local_epoch: int, is_leader: bool) -> str:
     """``validateLeaderOnlyRequest``: older epoch FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH, then
     NOT_LEADER_OR_FOLLOWER when not leader; "" when valid (§3.7)."""
@@ -295,3 +319,44 @@ def listener_loads_snapshot(committed_end: int, starting: bool, high_watermark: 
     next_offset = -1 if starting else committed_end
     return next_offset < high_watermark and (starting or next_offset < log_start_offset)
 
+
+
+def int32(value: int) -> int:
+    """Java's ``(int)`` cast: the low 32 bits of ``value`` as a signed int (two's complement)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def uuid_hash_code(most_significant_bits: int, least_significant_bits: int) -> int:
+    """``Uuid.hashCode``: the two 64-bit halves xored, then the high and low 32 bits of that xored (§3.14)."""
+    xor = most_significant_bits ^ least_significant_bits
+    return int32((xor >> 32) ^ xor)
+
+
+def replica_key_hash_code(replica_id: int, directory_hash_code: int) -> int:
+    """``ReplicaKey.hashCode``: ``Objects.hash(id, directoryId)``, i.e. ``31 * (31 + id) + hash`` in 32-bit ints; an
+    empty ``Optional`` directory id hashes to 0, a present one to its ``Uuid.hashCode`` (§3.14)."""
+    return int32(31 * int32(31 + replica_id) + directory_hash_code)
+
+
+def hash_map_capacity(initial_capacity: int, size: int) -> int:
+    """The table length of a ``java.util.HashMap`` (or ``HashSet``) built by ``new HashMap<>(initial_capacity)`` and
+    ``size`` puts of distinct keys: the first put allocates ``tableSizeFor(initial_capacity)`` buckets, and the table
+    doubles whenever the size passes 3/4 of its length (``HashMap.resize``, load factor 0.75)."""
+    capacity = 1
+    while capacity < initial_capacity:
+        capacity *= 2
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+def hash_iteration_order(hash_codes: tuple[int, ...], capacity: int) -> tuple[int, ...]:
+    """The order in which a ``java.util.HashMap`` of table length ``capacity`` iterates keys put in the order given (by
+    their ``hashCode``): by bucket, ``(h ^ (h >>> 16)) & (capacity - 1)`` (``HashMap.hash``), and within a bucket in
+    insertion order, which a resize keeps (``HashMap.split``); returns the keys' positions. Buckets of eight or more
+    keys (treeified) do not arise for voter sets."""
+    def bucket(position: int) -> int:
+        h = hash_codes[position] & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return tuple(sorted(range(len(hash_codes)), key=lambda position: (bucket(position), position)))

@@ -29,7 +29,9 @@ class IllegalTransition(ValueError):
 class QuorumConfig:
     """``QuorumConfig`` timeouts in ms (§3.1 defaults); check-quorum is 1.5 × fetch timeout; ``retry_backoff_ms`` is
     ``quorum.retry.backoff.ms`` (a connection whose request failed waits that long, ``RequestManager``);
-    ``fetch_snapshot_max_bytes`` is ``controller.quorum.fetch.snapshot.max.bytes`` (a FetchSnapshot's ``max_bytes``)."""
+    ``fetch_snapshot_max_bytes`` is ``controller.quorum.fetch.snapshot.max.bytes`` (a FetchSnapshot's ``max_bytes``);
+    ``auto_join`` is ``controller.quorum.auto.join.enable`` (``QuorumConfig.autoJoin``, off by default): a
+    kraft.version 1 observer that can become a voter adds itself to the voters (KIP-853)."""
 
     election_timeout_ms: int = 1000
     fetch_timeout_ms: int = 2000
@@ -39,6 +41,7 @@ class QuorumConfig:
     fetch_max_records: int = 1000
     retry_backoff_ms: int = 20
     fetch_snapshot_max_bytes: int = 1048576
+    auto_join: bool = False
 
     @property
     def check_quorum_timeout_ms(self) -> int:
@@ -155,8 +158,10 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReplicaState:
-    """``LeaderState.ReplicaState``: what the leader knows of one replica (-1 = unknown)."""
+    """``LeaderState.ReplicaState``: what the leader knows of one replica (-1 = unknown); ``directory_id`` that of the
+    replica key it holds (``replicaKey``; None: none, as static voters' keys)."""
 
+    directory_id: Optional[str] = None
     end_offset: int = -1
     last_fetch_ms: int = -1
     last_fetch_leader_end_offset: int = -1
@@ -181,9 +186,17 @@ class ParkedFetch:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Leader:
     """``LeaderState``: epoch start offset, HW (-1 none), replica states, check-quorum and BeginQuorumEpoch timers;
-    ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next poll resigns);
+    voter states by id, each holding the voter's key, observer states by replica key (``voterStates``,
+    ``observerStates``); ``resign_requested`` once ``resign(epoch)`` asked it to resign (``requestResign``: the next
+    poll resigns);
     ``volatile_voters`` a kraft.version 0 leader's in-memory voter set (``volatileVoters``), which UpdateRaftVoter
-    updates without writing the log (§3.15), None at kraft.version 1."""
+    updates without writing the log (§3.15), None at kraft.version 1 and once an upgrade took them;
+    ``requested_kraft_version`` the kraft.version an upgrade asked for (``requestedKRaftVersion``), None before;
+    ``unwritten`` the records still in the accumulator (``BatchAccumulator``), which the next poll writes: the
+    start-of-epoch records of a leader elected by a poll or by ``initialize``, and a VotersRecord
+    (``appendVotersRecord``), behind them (``pollLeader``: ``maybeAppendBatches``); ``lingering`` the records appended
+    meanwhile, held in the accumulator's current batch one poll longer (that poll's ``drain`` finds
+    the drain ``appendControlMessages`` forced already finished, so it takes the completed batches alone)."""
 
     epoch: int
     local_id: int
@@ -193,10 +206,13 @@ class Leader:
     check_quorum_deadline: int
     begin_quorum_deadline: int
     high_watermark: int = -1
-    observer_states: FrozenMap[int, ReplicaState] = EMPTY_MAP
+    observer_states: FrozenMap[ReplicaKey, ReplicaState] = EMPTY_MAP
     fetched_voters: frozenset[int] = frozenset()
     resign_requested: bool = False
     volatile_voters: Optional[VoterSet] = None
+    requested_kraft_version: Optional[int] = None
+    unwritten: tuple[Any, ...] = ()
+    lingering: tuple[Any, ...] = ()
     role = raft_rules.LEADER
 
     @property
@@ -207,12 +223,13 @@ class Leader:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotDownload:
-    """``FollowerState.fetchingSnapshot``: the snapshot id (end offset, epoch) a follower fetches in chunks and the
-    bytes it holds so far (the writer's ``sizeInBytes``), KIP-630."""
+    """``FollowerState.fetchingSnapshot``: the snapshot id (end offset, epoch) a follower fetches in chunks, the
+    bytes it holds so far (the writer's ``sizeInBytes``) and the control records its first chunk held, KIP-630."""
 
     end_offset: int
     epoch: int
     received: int = 0
+    control_records: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,7 +238,8 @@ class Follower:
     ``fetching_snapshot`` the snapshot being fetched, if any (lost with the state, as its writer is closed).
 
     ``update_voter_deadline`` is ``FollowerState``'s update-voter-set period (the fetch timeout from the state's
-    start, restarted whenever it passes): then a voter tells the leader its endpoints (UpdateRaftVoter);
+    start, restarted whenever it passes): then a voter tells the leader its endpoints (UpdateRaftVoter) and an
+    auto-joining observer asks it to add it (AddRaftVoter) or to remove its id's old directory (RemoveRaftVoter);
     ``has_updated_leader`` once this leader answered it NONE or UNSUPPORTED_VERSION (``hasUpdatedLeader``).
     """
 
@@ -345,17 +363,20 @@ def transition_to_candidate(state: QuorumState, local_id: int, deadline: int) ->
 
 
 def transition_to_leader(state: QuorumState, local_id: int, voters: frozenset[int], epoch_start_offset: int,
-                         now: int, config: QuorumConfig) -> Leader:
+                         now: int, config: QuorumConfig,
+                         directory_ids: FrozenMap[int, Optional[str]] = EMPTY_MAP) -> Leader:
     """``transitionToLeader``: only a Candidate with a majority of granted votes (§3.2, §3.6).
 
     The new LeaderState has no high watermark (every other state carries it over); the BeginQuorumEpoch
-    timer starts expired.
+    timer starts expired. Each voter's state holds its key, with the directory id the voter set names
+    (``directory_ids``; ``LeaderState``'s constructor over ``voterSetAtEpochStart``).
     """
     if not isinstance(state, Candidate):
         raise _illegal(state, "Leader", "only a Candidate may become Leader")
     if not raft_rules.election_won(len(voters), len(state.granted & voters)):
         raise _illegal(state, "Leader", f"granted votes {sorted(state.granted)} are not a majority of {sorted(voters)}")
-    voter_states = FrozenMap({v: ReplicaState(acknowledged=(v == local_id)) for v in voters})
+    voter_states = FrozenMap({v: ReplicaState(directory_id=directory_ids.get(v), acknowledged=(v == local_id))
+                              for v in voters})
     return Leader(epoch=state.epoch, local_id=local_id, epoch_start_offset=epoch_start_offset,
                   voter_states=voter_states, granting_voters=state.granted,
                   check_quorum_deadline=now + config.check_quorum_timeout_ms, begin_quorum_deadline=now)
@@ -404,15 +425,20 @@ def initial_state(stored: ElectionState, local_id: int, voters: frozenset[int], 
     """``QuorumState.initialize`` from the quorum-state file and the log's last epoch (§3.2, B.11).
 
     A node that was leader restarts Resigned in the stored epoch, never Leader; a stored self-vote
-    restarts Candidate; a known voter leader gives Follower, an unknown one Unattached with the leader id.
+    restarts Candidate, known leader or not, which only a voter can be (``CandidateState``'s constructor throws
+    IllegalArgumentException: ValueError here); a known voter leader gives Follower, an unknown one Unattached with the
+    leader id. A Resigned node has an election timer even when it is no longer a voter (Kafka 4.3
+    ``QuorumState.initialize``: ``randomElectionTimeoutMs``), on whose expiry ``pollResigned`` moves it on.
     """
     deadline = election_deadline(config, now, jitter, local_id in voters)
     if stored.epoch < log_end_epoch:
         return Unattached(epoch=log_end_epoch, election_deadline=deadline)
     if stored.leader_id == local_id:
-        return Resigned(epoch=stored.epoch, local_id=local_id, election_deadline=deadline,
+        return Resigned(epoch=stored.epoch, local_id=local_id, election_deadline=election_deadline(config, now, jitter),
                         unacked_voters=voters - {local_id})
     if stored.voted_key is not None and stored.voted_key.id == local_id:
+        if local_id not in voters:
+            raise ValueError(f"Local replica {local_id} must be in the set of voters {sorted(voters)}")
         return Candidate(epoch=stored.epoch, election_deadline=deadline, granted=frozenset((local_id,)))
     if stored.leader_id != NO_LEADER:
         endpoints = voter_endpoints.get(stored.leader_id, ())

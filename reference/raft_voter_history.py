@@ -135,6 +135,12 @@ def handle_control_record(state: ControlRecordState, offset: int, record: Any) -
     return state
 
 
+def is_control_record(record: Any) -> bool:
+    """``KRaftControlRecordStateMachine.handleBatch``: a KRaftVersionRecord or VotersRecord, the records it reads; every
+    node reads them, one with static voters too (an upgrade to kraft.version 1 writes them), §3.14."""
+    return type(record) in (KRaftVersionRecord, VotersRecord)
+
+
 def read_batch(state: ControlRecordState, base_offset: int, last_offset: int,
                control_records: tuple[Any, ...]) -> ControlRecordState:
     """``KRaftControlRecordStateMachine.maybeLoadLog`` for one batch: its control records at ``base_offset`` on, then
@@ -142,6 +148,13 @@ def read_batch(state: ControlRecordState, base_offset: int, last_offset: int,
     for delta, record in enumerate(control_records):
         state = handle_control_record(state, base_offset + delta, record)
     return evolve(state, next_offset=last_offset + 1)
+
+
+def snapshot_load_needed(next_offset: int, log_start_offset: int) -> bool:
+    """``KRaftControlRecordStateMachine.maybeLoadSnapshot``: the latest snapshot's control records are (re)loaded when
+    nothing was read yet or the log start passed the next offset to read, as when a snapshot fetched from the leader
+    replaced the log (``handleFetchSnapshotResponse`` then ``updateState``), §3.14."""
+    return next_offset == STARTING_NEXT_OFFSET or next_offset < log_start_offset
 
 
 def load_snapshot(state: ControlRecordState, last_contained_log_offset: int,

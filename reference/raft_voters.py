@@ -7,6 +7,7 @@ range it supports. Kafka: ``raft/src/main/java/org/apache/kafka/raft/VoterSet.ja
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Optional
 
@@ -90,6 +91,29 @@ def voter_ids(voters: VoterSet) -> frozenset[int]:
 def voter_keys(voters: VoterSet) -> frozenset[ReplicaKey]:
     """``VoterSet.voterKeys``: the replica keys, directory ids included (§3.14)."""
     return frozenset(node.voter_key for node in voters.voters.values())
+
+
+def directory_hash_code(directory_id: Optional[str]) -> int:
+    """``Optional<Uuid>.hashCode`` of a directory id: 0 when absent, else ``Uuid.hashCode`` of its two 64-bit halves
+    (the base64 text's 16 bytes, big-endian), §3.14."""
+    if directory_id is None:
+        return 0
+    raw = base64.urlsafe_b64decode(directory_id + "==")
+    return raft_rules.uuid_hash_code(int.from_bytes(raw[:8], "big"), int.from_bytes(raw[8:], "big"))
+
+
+def voter_keys_in_hash_order(voters: VoterSet) -> tuple[ReplicaKey, ...]:
+    """``VoterSet.voterKeys()`` as Java iterates it, which Kafka's messages print: a ``HashSet`` (``Collectors.toSet``,
+    16 buckets and up) of the keys taken from the voters map, a ``HashMap<Integer, VoterNode>`` that
+    ``VoterSet.fromVotersRecord`` fills in the record's order (``new HashMap<>(size)``); each iterates by bucket of
+    the hash code (``Integer.hashCode`` the id, :func:`raft_rules.replica_key_hash_code`), then insertion (§3.14)."""
+    nodes = tuple(voters.voters.values())  # the record's order
+    by_id = raft_rules.hash_iteration_order(tuple(node.voter_key.id for node in nodes),
+                                            raft_rules.hash_map_capacity(len(nodes), len(nodes)))
+    keys = tuple(nodes[position].voter_key for position in by_id)
+    hashes = tuple(raft_rules.replica_key_hash_code(key.id, directory_hash_code(key.directory_id)) for key in keys)
+    return tuple(keys[position] for position in raft_rules.hash_iteration_order(
+        hashes, raft_rules.hash_map_capacity(16, len(keys))))
 
 
 def listeners(voters: VoterSet, voter_id: int) -> FrozenMap[str, tuple[str, int]]:

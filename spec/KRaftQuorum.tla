@@ -346,6 +346,47 @@ OnBeginQuorumEpoch(n, m) ==
     /\ Consume(m)
     /\ UNCHANGED <<log, flushed, committed, faults, timeouts, snapVars>>
 
+(* §3.15 UpdateRaftVoter at kraft.version 0 (static voters): a Kafka 4.x follower sends its leader one, and the *)
+(* leader answers it (KafkaRaftClient.handleUpdateVoterRequest): the leader-only epoch checks                    *)
+(* (validateLeaderOnlyRequest), then UpdateVoterHandler's: no directory id or no default listener is invalid, an *)
+(* epoch not yet committed (high watermark unknown) times out, only a voter is updated. The update changes the   *)
+(* leader's in-memory voters only, and the follower takes NONE or UNSUPPORTED_VERSION from its leader in its     *)
+(* epoch without moving (setHasUpdatedLeader): no variable of this spec changes. Not in Next (the nodes here     *)
+(* never send it): KRaftQuorumTrace judges a trace's UpdateRaftVoter steps with these.                          *)
+NodeVarsButMsgs == <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed,
+                     faults, timeouts, start, snaps, fetchingSnap, snapshots>>
+
+UpdateVoterError(n, m) ==
+    CASE m.epoch < epoch[n] -> "FENCED_LEADER_EPOCH"
+      [] m.epoch > epoch[n] -> "UNKNOWN_LEADER_EPOCH"
+      [] role[n] # "Leader" -> "NOT_LEADER_OR_FOLLOWER"
+      [] m.malformed -> "INVALID_REQUEST"
+      [] hw[n] < 0 -> "REQUEST_TIMED_OUT"
+      [] m.src \notin Voters -> "VOTER_NOT_FOUND"
+      [] OTHER -> "NONE"
+
+MaybeSendUpdateVoterRequest(n) ==
+    /\ role[n] = "Follower"
+    /\ Send([type |-> "UpdateVoterReq", src |-> n, dst |-> leader[n], epoch |-> epoch[n], malformed |-> FALSE])
+    /\ UNCHANGED NodeVarsButMsgs
+
+OnUpdateVoterRequest(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "UpdateVoterReq" /\ m.dst = n
+    /\ Reply(m, [type |-> "UpdateVoterResp", src |-> n, dst |-> m.src, error |-> UpdateVoterError(n, m),
+                 epoch |-> epoch[n], leader |-> leader[n]])
+    /\ UNCHANGED NodeVarsButMsgs
+
+(* The answer taken without moving: one that answers no outstanding request is ignored. *)
+UpdateVoterAnswerTaken(n, m) ==
+    ~m.answers \/ (role[n] = "Follower" /\ m.epoch = epoch[n] /\ m.leader = leader[n]
+                   /\ m.error \in {"NONE", "UNSUPPORTED_VERSION"})
+
+OnUpdateVoterResponse(n, m) ==
+    /\ m \in DOMAIN msgs /\ m.type = "UpdateVoterResp" /\ m.dst = n
+    /\ UpdateVoterAnswerTaken(n, m)
+    /\ Consume(m)
+    /\ UNCHANGED NodeVarsButMsgs
+
 (* §3.7 KafkaRaftClient.maybeSendFetchToBestNode / maybeSendFetchToAnyBootstrap: a follower fetches from its  *)
 (* leader, or from any bootstrap server once its leader's Fetch timed out; a node without a leader, voter or    *)
 (* observer, from any bootstrap server. The bootstrap servers are the static voters, the node itself included; *)

@@ -13,8 +13,10 @@
 (*   deliver  the environment puts the input message m in the bag (msg);   *)
 (*   act      N's handler of m (OnVoteRequest, OnVoteResponse,             *)
 (*            OnBeginQuorumEpoch, OnFetchRequest, OnFetchResponse,         *)
-(*            OnFetchSnapshotRequest, OnFetchSnapshotResponse; pre-votes   *)
-(*            and their answers included), or ClientAppend (append),       *)
+(*            OnFetchSnapshotRequest, OnFetchSnapshotResponse,             *)
+(*            kraft.version 0's OnUpdateVoterRequest and                   *)
+(*            OnUpdateVoterResponse; pre-votes and their answers           *)
+(*            included), or ClientAppend (append),                         *)
 (*            Crash (restart), HandleCreateSnapshot (create: the trace's id must *)
 (*            be the spec's, at N's high watermark), DeleteBeforeSnapshot  *)
 (*            (delete), nothing (tick, clock, noappend: a refused append;  *)
@@ -29,9 +31,10 @@
 (*            node moves to the next epoch);                               *)
 (*   send     each request the trace states N sent, in order, is the       *)
 (*            message the spec's MaybeSendVoteRequests (a pre-vote's too), *)
-(*            MaybeSendBeginQuorumEpochRequests or                         *)
-(*            MaybeSendFetchOrFetchSnapshot of N puts in the (empty)       *)
-(*            bag; then N's variables match the stated post-state (outputs *)
+(*            MaybeSendBeginQuorumEpochRequests,                           *)
+(*            MaybeSendFetchOrFetchSnapshot or MaybeSendUpdateVoterRequest *)
+(*            of N puts in the (empty) bag; then N's variables match the   *)
+(*            stated post-state (outputs                                   *)
 (*            stated in another shape than the reference's, not readable,  *)
 (*            match nothing).                                              *)
 (* What the spec does not model (check quorum, bounds reached, ...) sets   *)
@@ -116,6 +119,8 @@ OutsideReason(s) ==
       [] s.kind = "restart" /\ faults >= MaxFaults -> "the crashes have reached MaxFaults"
       [] role[N] = "Leader" /\ s.role = "Resigned" /\ s.kind # "restart" ->
             "the leader resigns on check quorum (the spec's leaders never resign)"
+      [] s.kind = "msg" /\ s.m.type = "UpdateVoterResp" /\ ~UpdateVoterAnswerTaken(N, s.m) ->
+            "an UpdateRaftVoter answer from another leader or epoch (its common handling may move the node)"
       [] OTHER -> ""
 
 Handle(m) ==
@@ -126,6 +131,8 @@ Handle(m) ==
       [] m.type = "FetchResp" -> OnFetchResponse(N, m)
       [] m.type = "FetchSnapReq" -> OnFetchSnapshotRequest(N, m)
       [] m.type = "FetchSnapResp" -> OnFetchSnapshotResponse(N, m)
+      [] m.type = "UpdateVoterReq" -> OnUpdateVoterRequest(N, m)
+      [] m.type = "UpdateVoterResp" -> OnUpdateVoterResponse(N, m)
 
 Act(s) ==
     CASE s.kind = "msg" -> Handle(s.m)
@@ -146,6 +153,7 @@ SendAction(r) ==
     CASE r.type = "VoteReq" -> MaybeSendVoteRequests(N, r.dst)
       [] r.type = "BeginEpoch" -> MaybeSendBeginQuorumEpochRequests(N, r.dst)
       [] r.type \in {"FetchReq", "FetchSnapReq"} -> MaybeSendFetchOrFetchSnapshot(N, r.dst)
+      [] r.type = "UpdateVoterReq" -> MaybeSendUpdateVoterRequest(N)
 
 EpochCache(l) == {<<l[p], p - 1>> : p \in {q \in DOMAIN l : q = 1 \/ l[q - 1] # l[q]}}
 

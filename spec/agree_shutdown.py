@@ -93,8 +93,9 @@ def _respond(node: raft.RaftNode, source: int, response: Any, now: int) -> raft.
 
 def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]:
     """``Init``: epoch 1 as Leader (elected: it wrote its LeaderChange record), Follower of the lowest other voter,
-    Unattached or Candidate (restarted from the quorum-state file); the only voter leads at once; an observer
-    follows or has no leader."""
+    Unattached or Candidate (restarted from the quorum-state file); the only voter leads at once and writes its
+    LeaderChange record at its first poll (``KafkaRaftClient.initialize``), at time 0; an observer follows or has no
+    leader."""
     local, config = int(constants["Local"]), _config(constants)
     ids = frozenset(constants["Ids"])
     for voters in sorted((frozenset(v) for v in constants["VoterSets"]), key=sorted):
@@ -105,7 +106,7 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
 
         others = sorted(voters - {local})
         if voters == {local}:
-            yield ExploredState(start(None), 0)
+            yield ExploredState(raft.step(start(None), Tick(), 0)[0], 0)
             continue
         yield ExploredState(start(ElectionState(epoch=1, leader_id=others[0])), 0)
         yield ExploredState(start(ElectionState(epoch=1)), 0)

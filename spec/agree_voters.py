@@ -5,9 +5,13 @@ Each successor calls the reference (``kraftspec.reference.raft_reconfig``, ``raf
 ``handle_add_voter_request``, ``HandleAddVoterApiVersions(caughtUp)`` ~ ``handle_add_voter_api_versions`` (ApiVersions
 answered without error, kraft.version range 0..1), ``HandleRemoveVoterRequest(r)`` ~ ``handle_remove_voter_request``,
 ``HandleUpdateVoterRequest(r)`` ~ ``handle_update_voter_request`` (the voter's own listeners and range again),
+``MaybeAppendUpgradedKraftVersion`` ~ ``maybe_append_upgraded_kraft_version`` (to kraft.version 1 in the leader's
+epoch, from the persisted version and voter set as ``KafkaRaftClient.upgradeKRaftVersion`` passes them),
 ``NextHighWatermark(m)`` ~ ``next_high_watermark`` with a majority at ``m`` then ``voter_change_committed`` and
-``leader_resigns_after_removal``, ``TruncateControlRecords(end)`` ~ ``truncate_control_records``. Appended records
-are read back with ``read_batch``; the bootstrap checkpoint is ``load_snapshot`` at -1. The environment:
+``leader_resigns_after_removal``, ``TruncateControlRecords(end)`` ~ ``truncate_control_records`` (at a batch's
+start: Kafka truncates whole batches). Appended records are read back with ``read_batch``; the bootstrap checkpoint is
+``load_snapshot`` at -1; static voters are ``VoterSet.fromInetSocketAddresses``'s (no directory id, kraft.version
+0..0). The environment:
 ``BecomeLeader`` (``volatile_voters_at_epoch_start``; a first batch of the LeaderChange record and
 ``start_of_epoch_control_records``, as the initial leader writes it), ``ClientAppend`` (a data batch: no
 control records), ``LoseLeadership`` and ``PendingOperationExpires``. A refused request leaves the state as it was
@@ -26,6 +30,7 @@ from kraftspec.reference import raft_voter_history as vh
 from kraftspec.reference import raft_voters as rv
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
+from kraftspec.reference.raft_messages import InvalidUpdateVersionError, UpgradeStateError
 from kraftspec.reference.raft_rules import next_high_watermark
 from kraftspec.reference.raft_state import ReplicaKey
 from kraftspec.spec.agree import AgreementModel, Step
@@ -53,9 +58,12 @@ def listeners(replica_id: int) -> FrozenMap[str, tuple[str, int]]:
 
 
 def node(replica_id: int, static: bool = False) -> rv.VoterNode:
-    """A replica as a voter; a static (kraft.version 0) voter has no directory id."""
-    voter_key = ReplicaKey(id=replica_id) if static else key(replica_id)
-    return rv.VoterNode(voter_key=voter_key, listeners=listeners(replica_id), supported_kraft_version=SUPPORTED)
+    """A replica as a voter; a static (kraft.version 0) voter has no directory id and kraft.version range 0..0 until
+    its UpdateRaftVoter."""
+    if static:
+        return rv.VoterNode(voter_key=ReplicaKey(id=replica_id), listeners=listeners(replica_id),
+                            supported_kraft_version=(0, 0))
+    return rv.VoterNode(voter_key=key(replica_id), listeners=listeners(replica_id), supported_kraft_version=SUPPORTED)
 
 
 def voter_set(ids: frozenset[int], static: bool = False) -> rv.VoterSet:
@@ -73,16 +81,19 @@ class Pending:
 
 @dataclass(frozen=True)
 class ExploredState:
-    """One node's control-record state and log, high watermark, leadership and pending change, with the counters."""
+    """One node's control-record state and log (with its batches' first offsets), high watermark, leadership, pending
+    change and upgrade, with the counters."""
 
     control: vh.ControlRecordState
     log: tuple[object, ...]  # LEADER_CHANGE, DATA, a KRaftVersionRecord or a VotersRecord per offset
+    batch_starts: frozenset[int]
     hw: int
     epoch_start: int
     leader_hwm: Optional[int]  # the leader's high watermark, None until known (and for a follower)
     is_leader: bool
     pending: Optional[Pending]
     volatile_voters: Optional[rv.VoterSet]
+    requested_kraft_version: Optional[int]
     changes: int
     elections: int
 
@@ -92,7 +103,7 @@ def appended(state: ExploredState, *batch: object) -> ExploredState:
     the records other than KRaftVersionRecord and VotersRecord; a data batch has no control records)."""
     offset = len(state.log)
     records = () if batch == (DATA,) else batch
-    return replace(state, log=state.log + batch,
+    return replace(state, log=state.log + batch, batch_starts=state.batch_starts | {offset},
                    control=vh.read_batch(state.control, offset, offset + len(batch) - 1, records))
 
 
@@ -113,9 +124,10 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
         else:
             control = vh.load_snapshot(vh.ControlRecordState(), -1, (
                 rv.KRaftVersionRecord(kraft_version=kraft_version), rv.to_voters_record(voter_set(ids))))
-        start = ExploredState(control=control, log=(), hw=0, epoch_start=0, leader_hwm=None, is_leader=True,
-                              pending=None, changes=0, elections=0, volatile_voters=rc.volatile_voters_at_epoch_start(
-                                  vh.last_voter_set(control), node(local), kraft_version))
+        start = ExploredState(control=control, log=(), batch_starts=frozenset(), hw=0, epoch_start=0, leader_hwm=None,
+                              is_leader=True, pending=None, changes=0, elections=0, requested_kraft_version=None,
+                              volatile_voters=rc.volatile_voters_at_epoch_start(vh.last_voter_set(control), node(local),
+                                                                                kraft_version))
         yield appended(start, *start_of_epoch(start, local))
 
 
@@ -160,6 +172,9 @@ def leader_successors(state: ExploredState, constants: Mapping[str, TlaValue]) -
                            replace(written, pending=replace(pending, offset=len(state.log))))
             elif change.append is None:
                 yield Step("HandleAddVoterApiVersions", call, replace(state, pending=None))
+    upgrade = upgraded(state, constants)
+    if upgrade is not None:
+        yield upgrade
     current = -1 if state.leader_hwm is None else state.leader_hwm
     for m in range(1, len(state.log) + 1):
         hwm = next_high_watermark(current, (m,), state.epoch_start)
@@ -170,8 +185,26 @@ def leader_successors(state: ExploredState, constants: Mapping[str, TlaValue]) -
             after = replace(after, pending=None)
             if pending.kind == "remove" and rc.leader_resigns_after_removal(vh.last_voter_set(state.control),
                                                                             key(local)):
-                after = replace(after, is_leader=False, leader_hwm=None, volatile_voters=None)
+                after = replace(after, is_leader=False, leader_hwm=None, volatile_voters=None,
+                                requested_kraft_version=None)
         yield Step("NextHighWatermark", f"next_high_watermark({current}, majority at {m}, {state.epoch_start})", after)
+
+
+def upgraded(state: ExploredState, constants: Mapping[str, TlaValue]) -> Optional[Step[ExploredState]]:
+    """``upgradeKRaftVersion`` to 1 in the leader's epoch with the persisted kraft.version and voter set: the upgrade's
+    batch appended, the leader keeping the requested version instead of its in-memory voters; none when Kafka
+    answers false or refuses it, or when the batch would pass ``MaxLog``."""
+    epoch = state.elections + 1
+    try:
+        upgrade = rc.maybe_append_upgraded_kraft_version(
+            epoch, state.requested_kraft_version, state.volatile_voters, epoch, rv.KRAFT_VERSION_1,
+            vh.last_kraft_version(state.control), vh.last_voter_set(state.control), validate_only=False)
+    except (InvalidUpdateVersionError, UpgradeStateError):
+        return None
+    if not upgrade.records or len(state.log) + len(upgrade.records) > int(constants["MaxLog"]):
+        return None
+    return Step("MaybeAppendUpgradedKraftVersion", "maybe_append_upgraded_kraft_version(1)",
+                replace(appended(state, *upgrade.records), volatile_voters=None, requested_kraft_version=1))
 
 
 def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
@@ -182,13 +215,15 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
         if len(state.log) < int(constants["MaxLog"]):
             yield Step("ClientAppend", "a data batch appended", appended(state, DATA))
         yield Step("LoseLeadership", "another leader elected",
-                   replace(state, is_leader=False, leader_hwm=None, pending=None, volatile_voters=None))
+                   replace(state, is_leader=False, leader_hwm=None, pending=None, volatile_voters=None,
+                           requested_kraft_version=None))
         if state.pending is not None:
             yield Step("PendingOperationExpires", "the pending operation timed out", replace(state, pending=None))
         return
-    for end in range(state.hw, len(state.log)):
+    for end in sorted(start for start in state.batch_starts if start >= state.hw):
         yield Step("TruncateControlRecords", f"truncate_control_records({end})",
-                   replace(state, log=state.log[:end], control=vh.truncate_control_records(state.control, end)))
+                   replace(state, log=state.log[:end], batch_starts=frozenset(s for s in state.batch_starts if s < end),
+                           control=vh.truncate_control_records(state.control, end)))
     voters = vh.last_voter_set(state.control)
     batch = start_of_epoch(state, local)
     if (state.elections < int(constants["MaxElections"]) and len(state.log) + len(batch) <= int(constants["MaxLog"])
@@ -199,25 +234,35 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
             volatile_voters=volatile, elections=state.elections + 1))
 
 
+def named(voters: rv.VoterSet) -> frozenset[int]:
+    """The voters ``voters`` names with a directory id."""
+    return frozenset(i for i, voter in voters.voters.items() if voter.voter_key.directory_id is not None)
+
+
 def project(state: ExploredState) -> dict[str, TlaValue]:
-    """The spec's variables; each VotersRecord's set is the one ``voter_set_at_offset`` reads there."""
+    """The spec's variables; each VotersRecord's set is the one ``voter_set_at_offset`` reads there, its voters and
+    those named with a directory id; the in-memory voters are those known with a directory id."""
     log = []
     for offset, entry in enumerate(state.log):
+        first = offset in state.batch_starts
         if entry in (LEADER_CHANGE, DATA):
-            log.append(record(type=entry, voters=frozenset()))
+            log.append(record(type=entry, voters=frozenset(), directoryIds=frozenset(), batchStart=first))
         elif isinstance(entry, rv.KRaftVersionRecord):
-            log.append(record(type="KRaftVersion", voters=frozenset()))
+            log.append(record(type="KRaftVersion", voters=frozenset(), directoryIds=frozenset(), batchStart=first))
         else:
             voters = vh.voter_set_at_offset(state.control, offset)
-            log.append(record(type="Voters", voters=frozenset() if voters is None else rv.voter_ids(voters)))
+            ids, named_ids = (frozenset(), frozenset()) if voters is None else (rv.voter_ids(voters), named(voters))
+            log.append(record(type="Voters", voters=ids, directoryIds=named_ids, batchStart=first))
     pending = state.pending or Pending("none", 0)
     return {
-        "kraftVersion": vh.last_kraft_version(state.control),
+        "bootstrapVersion": vh.kraft_version_at_offset(state.control, -1),
         "log": tuple(log),
         "hw": state.hw,
         "epochStart": state.epoch_start,
         "role": "Leader" if state.is_leader else "Follower",
         "pending": record(kind=pending.kind, voter=pending.voter, offset=pending.offset),
+        "volatileVoters": frozenset() if state.volatile_voters is None else named(state.volatile_voters),
+        "requestedVersion": -1 if state.requested_kraft_version is None else state.requested_kraft_version,
         "changes": state.changes,
         "elections": state.elections,
     }

@@ -28,6 +28,7 @@ from kraftspec.spec import trace_validation_broker, trace_validation_partition
 from kraftspec.spec import trace_validation_controller
 from kraftspec.spec import trace_validation_raft
 from kraftspec.spec import trace_validation_features
+from kraftspec.spec import trace_validation_listener, trace_validation_shutdown
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcError, run_tlc
@@ -36,13 +37,15 @@ from kraftspec.traces.format.envelope import Trace
 
 BATCH = 1000
 MODULES: dict[str, tuple[TraceModule, ...]] = {
-    "broker": (trace_validation_broker.MODULE, trace_validation_features.MODULE),
+    "broker": (trace_validation_features.MODULE, trace_validation_broker.MODULE),
     "partition": (trace_validation_partition.MODULE,),
     "controller": (trace_validation_controller.MODULE,),
-    "raft": (trace_validation_raft.MODULE,)}
-"""The trace-validation modules of each trace-format component: a trace goes to the first whose spec can start from
-its initial state (a broker trace of ``FeatureLevels.tla``'s controller to ``trace_validation_features``); a trace
-none can start from is outside for the first module's reason."""
+    "raft": (trace_validation_listener.MODULE, trace_validation_shutdown.MODULE, trace_validation_raft.MODULE)}
+"""The trace-validation modules of each trace-format component, the focused specs' before the component's own: a trace
+goes to the first whose spec can start from its initial state (a broker trace of ``FeatureLevels.tla``'s controller to
+``trace_validation_features``, a raft trace of ``KRaftListener.tla``'s or ``KRaftShutdown.tla``'s node to
+``trace_validation_listener`` or ``trace_validation_shutdown``); a trace none can start from is outside for the last
+module's reason (the component's own spec's)."""
 _REPORT = re.compile(r'<<\s*"kraftspec-trace",\s*(\d+),\s*(\d+),\s*"((?:[^"\\]|\\.)*)"\s*>>')
 """A trace module's ``Report`` line; TLC breaks a tuple wider than its line width over several lines."""
 
@@ -140,7 +143,7 @@ def validate(traces: Iterable[Trace], *, batch: int = BATCH, timeout_s: float = 
             constants = trace_module.bounds()
             encoded = {n: trace_module.encode(traces[n], constants) for n in mine}
             for n, e in encoded.items():
-                if e.init is None and verdicts[n] is None:
+                if e.init is None:
                     verdicts[n] = SpecVerdict("outside", None, e.cut_reason)
             runnable = [n for n in mine if encoded[n].init is not None]
             for start in range(0, len(runnable), batch):

@@ -11,7 +11,11 @@ HandleCreateSnapshot / DeleteBeforeSnapshot, FetchSnapshot requests and answers 
 each); the node's timer firing is the spec's Timeout (into
 Prospective, KIP-996's pre-vote, whose requests and answers are the spec's vote messages with ``preVote``). Time
 is abstract (``now``, ``jitter`` and ``clock`` are not judged); a QuorumEpochResponse answering
-BeginQuorumEpoch is not modelled, so not judged. Outside:
+BeginQuorumEpoch is not modelled, so not judged. UpdateRaftVoter at kraft.version 0 (§3.15): a request to the node
+is the spec's ``OnUpdateVoterRequest`` (its answer ``UpdateVoterError``; ``malformed``: no directory id or no
+CONTROLLER listener), one the node sends ``MaybeSendUpdateVoterRequest``, an answer NONE or UNSUPPORTED_VERSION
+``OnUpdateVoterResponse`` (taken without moving; other answers, and one from another leader or epoch, are outside).
+Outside:
 EndQuorumEpoch, DescribeQuorum, ``resign``, parked fetches, appends of other than one record, ids other
 than the spec's nodes, epochs or offsets beyond ``KRaftQuorum.deep.cfg``'s bounds (the deeper ones TLC
 checks; with up to ``MaxLogLen`` snapshots), fields the spec's nodes never set, a snapshot fetched in more than one
@@ -33,6 +37,8 @@ from kraftspec.reference.raft_messages import (
     FetchRequest,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
     VoteRequest,
     VoteResponse,
 )
@@ -55,7 +61,9 @@ _UNANSWERED_SNAPSHOT = (-2, -2)
 _STEP_KINDS = {"tick": "tick", "advance_clock": "clock", "restart": "restart"}
 _MODELLED = ("vote_request", "vote_response", "fetch_request", "fetch_response", "begin_quorum_epoch_request", "append",
              "fetch_snapshot_request", "fetch_snapshot_response", "create_snapshot", "delete_before_snapshot",
-             *_STEP_KINDS)
+             "update_raft_voter_request", "update_raft_voter_response", *_STEP_KINDS)
+_UPDATE_VOTER_TAKEN = ("NONE", "UNSUPPORTED_VERSION")
+"""The UpdateRaftVoter answers a kraft.version 0 follower takes without moving (``setHasUpdatedLeader``, §3.15)."""
 _POST = {"role": "role", "epoch": "epoch", "leader_id": "leader", "high_watermark": "hw",
          "flushed_end_offset": "flushed", "log_end_offset": "leo", "last_fetched_epoch": "lfe",
          "log_start_offset": "start"}
@@ -158,7 +166,8 @@ class _View:
                                 if self.clock < sent_at + self.request_timeout}
         self.position = position
         for message in sent:
-            if message.get("type") in ("VoteRequest", "FetchRequest", "FetchSnapshotRequest"):
+            if message.get("type") in ("VoteRequest", "FetchRequest", "FetchSnapshotRequest",
+                                       "UpdateRaftVoterRequest"):
                 self.outstanding[message["destination"]] = (message, self.clock)
 
 
@@ -205,11 +214,25 @@ def _input(step: Step, view: _View) -> TlaValue:
         _canonical(message, view, "BeginQuorumEpoch request", voter_id=(None, n), voter_directory_id=(None,))
         return record(type="BeginEpoch", src=b.node(message.leader_id, "the leader"), dst=n,
                              epoch=b.epoch(message.leader_epoch, "the BeginQuorumEpoch epoch"))
+    if isinstance(message, UpdateRaftVoterRequest):
+        if getattr(message, "cluster_id", None) not in (None, view.cluster_id):
+            raise Outside("the UpdateRaftVoter request names another cluster")
+        names = {endpoint.partition("://")[0] for endpoint in message.listeners}
+        return record(type="UpdateVoterReq", src=b.node(message.voter_id, "the updated voter"), dst=n,
+                      epoch=b.epoch(message.current_leader_epoch, "the UpdateRaftVoter epoch"),
+                      malformed=message.voter_directory_id is None or "CONTROLLER" not in names)
     source = b.node(message.source, "the responder")
-    if message.error.name != "NONE":
-        raise Outside(f"a response with error {message.error.name} (the spec's nodes answer without one)")
     leader = b.node(message.leader_id, "the responder's leader", none_ok=True)
     epoch = b.epoch(message.leader_epoch, "the response's epoch")
+    if isinstance(message, UpdateRaftVoterResponse):
+        if message.error.name not in _UPDATE_VOTER_TAKEN:
+            raise Outside(f"an UpdateRaftVoter answer with {message.error.name} (the spec models the ones a follower "
+                          f"takes without moving: {', '.join(_UPDATE_VOTER_TAKEN)})")
+        request = view.answered(source, message.correlation_id, "UpdateRaftVoterRequest")
+        return record(type="UpdateVoterResp", src=source, dst=n, epoch=epoch, leader=leader,
+                      error=message.error.name, answers=request is not None)
+    if message.error.name != "NONE":
+        raise Outside(f"a response with error {message.error.name} (the spec's nodes answer without one)")
     if isinstance(message, VoteResponse):
         if message.partition_error.name not in ("NONE", "FENCED_LEADER_EPOCH"):
             raise Outside(f"a vote response with {message.partition_error.name} (the spec's voters never answer so)")
@@ -261,14 +284,16 @@ _REPLY_FIELDS = {"VoteResponse": {"leader_epoch": "epoch", "leader_id": "leader"
                                    "high_watermark": "hw", "diverging_epoch": "diverging", "records": "entries",
                                    "snapshot_id": "snapshot"},
                  "FetchSnapshotResponse": {"leader_epoch": "epoch", "leader_id": "leader", "partition_error": "error",
-                                           "snapshot_id": "snapshot"}}
+                                           "snapshot_id": "snapshot"},
+                 "UpdateRaftVoterResponse": {"leader_epoch": "epoch", "leader_id": "leader", "error": "error"}}
 _REQUEST_FIELDS = {"VoteRequest": ("VoteReq", {"replica_epoch": "epoch", "last_offset_epoch": "lastEpoch",
                                                "last_offset": "lastOffset", "pre_vote": "preVote"}),
                    "FetchRequest": ("FetchReq", {"current_leader_epoch": "epoch", "fetch_offset": "offset",
                                                  "last_fetched_epoch": "lastEpoch"}),
                    "BeginQuorumEpochRequest": ("BeginEpoch", {"leader_epoch": "epoch"}),
                    "FetchSnapshotRequest": ("FetchSnapReq", {"current_leader_epoch": "epoch",
-                                                             "snapshot_id": "snapshot"})}
+                                                             "snapshot_id": "snapshot"}),
+                   "UpdateRaftVoterRequest": ("UpdateVoterReq", {"current_leader_epoch": "epoch"})}
 
 
 def _typed(value: Any, expected: type) -> Any:
@@ -288,7 +313,7 @@ def _stated(message: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, T
     for name, field in names.items():
         if name in message:
             value = message[name]
-            out[field] = (_typed(error_name(value), str) if name == "partition_error"
+            out[field] = (_typed(error_name(value), str) if name in ("partition_error", "error")
                           else _ints(value) if name in ("diverging_epoch", "snapshot_id")
                           else _ints([e["epoch"] for e in _typed(value, list)]) if name == "records"
                           else _typed(value, bool if name in ("vote_granted", "pre_vote") else int))
@@ -297,9 +322,11 @@ def _stated(message: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, T
 
 def _reply(message: Mapping[str, Any], delivered: TlaValue, view: _View) -> TlaValue:
     """A sent response as the spec's reply to the delivered request (the position or epoch it answers is the request's)."""
-    if message.get("error", "NONE") not in ("NONE", 0):
+    if message["type"] != "UpdateRaftVoterResponse" and message.get("error", "NONE") not in ("NONE", 0):
         raise Outside(f"the {message['type']} answers with error {message['error']}")
     fields = _stated(message, _REPLY_FIELDS[message["type"]])
+    if message["type"] == "UpdateRaftVoterResponse":
+        return record(type="UpdateVoterResp", src=view.n, dst=message["destination"], **fields)
     if message["type"] == "VoteResponse":
         return record(type="VoteResp", src=view.n, dst=message["destination"],
                       reqEpoch=delivered["epoch"], preVote=delivered["preVote"], **fields)  # type: ignore[index]
@@ -321,19 +348,21 @@ def _sends(step: Step, kind: str, delivered: TlaValue,
     """(the handler's reply, the requests sent) of the stated sends."""
     stated = [] if step.response is None else list(step.response.get("sends") or [])
     request_input = (kind == "msg"
-                     and delivered["type"] in ("VoteReq", "FetchReq", "FetchSnapReq"))  # type: ignore[index]
+                     and delivered["type"] in ("VoteReq", "FetchReq", "FetchSnapReq",  # type: ignore[index]
+                                               "UpdateVoterReq"))
     reply: list[TlaValue] = []
     requests: list[TlaValue] = []
     for position, message in enumerate(stated):
         what = message.get("type")
         _typed(message.get("destination"), int)
-        if what in ("VoteResponse", "FetchResponse", "FetchSnapshotResponse"):
+        if what in ("VoteResponse", "FetchResponse", "FetchSnapshotResponse", "UpdateRaftVoterResponse"):
             if not (request_input and position == 0 and message.get("destination") == delivered["src"]):  # type: ignore[index]
                 raise Outside(f"a {what} the spec's handlers do not send here (a parked fetch answered, ...)")
             reply.append(_reply(message, delivered, view))
         elif what == "QuorumEpochResponse" and step.action == "begin_quorum_epoch_request":
             continue  # the spec does not model BeginQuorumEpoch's answer
-        elif what in ("VoteRequest", "FetchRequest", "BeginQuorumEpochRequest", "FetchSnapshotRequest"):
+        elif what in ("VoteRequest", "FetchRequest", "BeginQuorumEpochRequest", "FetchSnapshotRequest",
+                      "UpdateRaftVoterRequest"):
             requests.append(_request(message, view))
         else:
             raise Outside(f"the node sends a {what}, which the spec does not model")

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from typing import Optional
 
+import test_raft_reconfig_client_scenarios as client
 import kraftspec.reference.broker as broker
 import kraftspec.reference.feature_control as fc
 from kraftspec.models.broker_strategies import directory_of
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.feature_versions import SHORT_MAX
+from kraftspec.reference import raft
 from kraftspec.reference.frozen import evolve
+from kraftspec.reference.raft_messages import InvalidUpdateVersionError, NotLeaderError, UpgradeKRaftVersion
 from kraftspec.reference.records import FeatureLevelRecord, FeatureRange, RegisterBrokerRecord
 
 MV = "metadata.version"
@@ -243,3 +246,35 @@ def test_kraft_version_is_upgraded_by_the_raft_client_and_never_downgraded() -> 
     assert upgraded.finalized_features["kraft.version"] == 1
     _, out = update(upgraded, {"kraft.version": 0}, {"kraft.version": fc.SAFE_DOWNGRADE})
     refused(out, "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.")
+
+
+def test_kraft_version_upgrade_answers_what_the_raft_client_threw() -> None:
+    """Not one of Kafka's tests; Kafka 4.3 ``FeatureControlManager.updateFeature`` calls ``upgradeKRaftVersion``: a
+    kraft.version 0 Raft leader not yet sent UpdateRaftVoter by every voter throws InvalidUpdateVersionException, whose
+    message fails the whole request; once they have, it upgrades (the NoOpRecord to wait on); the Raft client's
+    NotLeaderException is not the manager's to answer (the controller fails over)."""
+    state = manager(30, default_supported(), brokers={1: {MV: (7, 30), "kraft.version": (0, 1)}})
+    state = evolve(state, finalized_features=state.finalized_features.set("kraft.version", 0))
+    for updated, expected in (((client.FOLLOWER,), InvalidUpdateVersionError),
+                              ((client.FOLLOWER, client.NEW_VOTER), None)):
+        leader, now = client.upgradable_leader(updated)
+        refusal: Optional[Exception] = None
+        try:
+            raft.step(leader, UpgradeKRaftVersion(epoch=leader.state.epoch, kraft_version=1), now)
+        except InvalidUpdateVersionError as exc:
+            refusal = exc
+        assert type(refusal) is expected if expected else refusal is None
+        request = fc.UpdateFeaturesRequest(updates=(fc.FeatureUpdate(feature="kraft.version", max_version_level=1,
+                                                                     upgrade_type=fc.UPGRADE),))
+        after, out = fc.update_features(state, request, raft_refusal=refusal)
+        if expected is None:
+            assert out.response.error is Errors.NONE and after.finalized_features["kraft.version"] == 1
+        else:
+            assert out.response == fc.UpdateFeaturesResponse(
+                error=Errors.INVALID_UPDATE_VERSION, message=PREFIX + "Invalid upgrade of kraft.version to "
+                "KRAFT_VERSION_1 because not all of the voters support it") and out.records == ()
+    try:
+        fc.update_features(state, request, raft_refusal=NotLeaderError("lost leadership"))
+    except NotLeaderError:
+        return
+    raise AssertionError("a NotLeaderException was answered by the feature manager")

@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any, Optional
 
-from kraftspec.reference import raft, raft_log, raft_voter_history
+import pytest
+
+from kraftspec.reference import raft, raft_log, raft_voter_history, raft_voters
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import RaftLog, Snapshot
@@ -20,9 +22,15 @@ from kraftspec.reference.raft_messages import (
     AddRaftVoterRequest,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    BeginQuorumEpochRequest,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    IllegalUpgradeArgumentError,
+    InvalidUpdateVersionError,
+    NotLeaderError,
     QuorumEpochResponse,
     RemoveRaftVoterRequest,
     Resign,
@@ -30,13 +38,16 @@ from kraftspec.reference.raft_messages import (
     Tick,
     UpdateRaftVoterRequest,
     UpdateRaftVoterResponse,
+    UpgradeKRaftVersion,
+    UpgradeStateError,
     VoteRequest,
     VoteResponse,
     VoterChangeResponse,
 )
 from kraftspec.reference.raft_quorum_file import read_quorum_state
 from kraftspec.reference.raft_records import LeaderChangeMessage
-from kraftspec.reference.raft_state import ElectionState, Follower, Leader, QuorumConfig, Resigned, Unattached
+from kraftspec.reference.raft_state import Candidate, ElectionState, Follower, Leader, QuorumConfig, Resigned, \
+    Unattached
 from kraftspec.reference.raft_voters import KRaftVersionRecord, VoterNode, VoterSet, VotersRecord, to_voters_record
 
 CONFIG = QuorumConfig(election_timeout_ms=10_000, fetch_timeout_ms=50_000, election_backoff_max_ms=100,
@@ -52,6 +63,11 @@ def directory(replica_id: int, generation: int = 0) -> str:
     """A fixed stand-in for ``Uuid.randomUuid()``: distinct for each (replica, generation)."""
     raw = bytes([0x40 + generation % 64, replica_id % 256]) * 8
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def key(replica_id: int) -> raft.ReplicaKey:
+    """The replica's key with its first directory id."""
+    return raft.ReplicaKey(id=replica_id, directory_id=directory(replica_id))
 
 
 def listeners(replica_id: int, port_base: int = 9990) -> FrozenMap[str, tuple[str, int]]:
@@ -93,9 +109,9 @@ def only(outputs: tuple[Send, ...], kind: type) -> Any:
 
 def elect(node: raft.RaftNode, now: int) -> tuple[raft.RaftNode, int]:
     """``unattachedToLeader``: the election timer fires and every voter grants the (pre-)votes asked (the only voter
-    is Leader from ``initialize`` on)."""
+    is Leader from ``initialize`` on; Kafka's first poll writes its LeaderChange before it handles a request)."""
     if isinstance(node.state, Leader):
-        return node, now
+        return (raft.step(node, Tick(), now)[0] if node.state.unwritten else node), now
     now = max(now, node.state.election_deadline)
     node, out = raft.step(node, Tick(), now)
     for _ in range(6):
@@ -170,7 +186,7 @@ def prepared_for_add(*voter_ids: int) -> tuple[raft.RaftNode, int]:
     assert NEW_VOTER not in node.voters
     node, _ = fetch(node, FOLLOWER, now)
     node, _ = fetch(node, NEW_VOTER, now)
-    assert node.state.high_watermark == node.log.end_offset and NEW_VOTER in node.state.observer_states
+    assert node.state.high_watermark == node.log.end_offset and key(NEW_VOTER) in node.state.observer_states
     return node, now
 
 
@@ -274,7 +290,7 @@ def test_add_voter() -> None:
     # The new voter is a voter once its VotersRecord is in the log, committed or not.
     assert entries(node)[-1] == to_voters_record(voter_set(LOCAL, FOLLOWER, NEW_VOTER))
     assert node.is_voter and NEW_VOTER in node.voters and NEW_VOTER in node.state.voter_states
-    assert NEW_VOTER not in node.state.observer_states
+    assert raft.ReplicaKey(id=NEW_VOTER, directory_id=directory(NEW_VOTER)) not in node.state.observer_states
     node, _ = fetch(node, FOLLOWER, now)  # commits the new voter set (2 of 3)
     assert node.voter_change is None
 
@@ -285,10 +301,12 @@ def test_add_voter_answer_waits_for_commit() -> None:
     node, _ = asked_api_versions(node, now)
     node, _ = api_versions_answer(node, now)
     epoch = node.state.epoch
-    req = FetchRequest(replica_id=FOLLOWER, current_leader_epoch=epoch, fetch_offset=node.log.end_offset,
+    req = FetchRequest(replica_id=FOLLOWER, replica_directory_id=directory(FOLLOWER),
+                       current_leader_epoch=epoch, fetch_offset=node.log.end_offset,
                        last_fetched_epoch=epoch, cluster_id=CLUSTER)
     node, out = raft.step(node, req, now)
-    assert voter_change_answer(out, raft.ADD_VOTER) == VoterChangeResponse(api=raft.ADD_VOTER, correlation_id=77)
+    assert voter_change_answer(out, raft.ADD_VOTER) == VoterChangeResponse(api=raft.ADD_VOTER, source=LOCAL,
+                                                                           correlation_id=77)
 
 
 def test_add_voter_completes_early_with_ack_when_committed_false() -> None:
@@ -420,7 +438,7 @@ def test_remove_voter() -> None:
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, remove_voter(FOLLOWER), now)
     assert not sends(out, VoterChangeResponse)
-    assert FOLLOWER not in node.voters and FOLLOWER in node.state.observer_states
+    assert FOLLOWER not in node.voters and key(FOLLOWER) in node.state.observer_states
     node, out = fetch(node, NEW_VOTER, now)  # commits the new voter set (2 of 2)
     node, out = raft.step(node, Tick(), now)
     assert node.voter_change is None and isinstance(node.state, Leader)
@@ -431,11 +449,12 @@ def test_remove_voter_is_leader() -> None:
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, remove_voter(LOCAL), now)
     assert not node.is_voter and node.voters == {FOLLOWER, NEW_VOTER}
-    assert LOCAL not in node.state.voter_states and LOCAL in node.state.observer_states
+    assert LOCAL not in node.state.voter_states and key(LOCAL) in node.state.observer_states
     node, _ = fetch(node, FOLLOWER, now)
     assert node.voter_change is not None  # the leader does not count: 1 of 2 is no majority
     epoch = node.state.epoch
-    req = FetchRequest(replica_id=NEW_VOTER, current_leader_epoch=epoch, fetch_offset=node.log.end_offset,
+    req = FetchRequest(replica_id=NEW_VOTER, replica_directory_id=directory(NEW_VOTER),
+                       current_leader_epoch=epoch, fetch_offset=node.log.end_offset,
                        last_fetched_epoch=epoch, cluster_id=CLUSTER)
     node, out = raft.step(node, req, now)
     assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.NONE
@@ -549,6 +568,15 @@ def test_update_voter() -> None:
     assert (answer.error, answer.leader_id, answer.leader_epoch) == (Errors.NONE, LOCAL, node.state.epoch)
     assert node.voter_endpoints[FOLLOWER] == endpoint_strings(FOLLOWER, 8990)
     assert isinstance(entries(node)[-1], VotersRecord)
+
+
+def test_update_voter_naming_the_leader_itself_is_refused() -> None:
+    """Kafka 4.3.1 throws out of the poll once an UpdateRaftVoter naming the leader's own id succeeds
+    (``UpdateVoterHandler.storeUpdatedVoters`` -> ``LeaderState.updateFetchedVoters``: "from the leader itself")."""
+    node, now = leader(LOCAL, FOLLOWER)
+    node, _ = fetch(node, FOLLOWER, now)
+    with pytest.raises(ValueError, match="from the leader itself"):
+        raft.step(node, update_voter(LOCAL, node.state.epoch, ports=8990), now)
 
 
 def test_update_voter_invalid_cluster_id() -> None:
@@ -696,7 +724,8 @@ def test_follower_sends_update_voter_if_pending_fetch_during_timeout() -> None:
                                               correlation_id=fetch_request.correlation_id), now)
     update = only(out, UpdateRaftVoterRequest)
     assert (update.voter_id, update.current_leader_epoch, update.voter_directory_id) == (LOCAL, 4, directory(LOCAL))
-    assert update.listeners == ("ANOTHER_LISTENER://localhost:8991", "CONTROLLER://localhost:9991")
+    # in the order the node was given them (``Endpoints`` keeps its map; Kafka's test compares them as a map)
+    assert update.listeners == ("CONTROLLER://localhost:9991", "ANOTHER_LISTENER://localhost:8991")
 
 
 def test_voters_record_rewritten_below_the_next_offset_is_not_read() -> None:
@@ -891,3 +920,647 @@ def test_kraft_version0_quorum_state_file_keeps_the_voted_id_only() -> None:
     candidate = static_node(LOCAL, (LOCAL, 2, 3), ElectionState(epoch=4, voted_key=raft.ReplicaKey(id=LOCAL)))
     assert raft.voted_key(candidate) == raft.ReplicaKey(id=LOCAL, directory_id=directory(LOCAL))
     assert candidate.stored.voted_key == raft.ReplicaKey(id=LOCAL)
+
+# --------------------------------------------------------------------------------------------------
+# Kafka's KafkaRaftClientAutoJoinTest (4.3): an observer with controller.quorum.auto.join.enable joins by itself
+
+AJ_LEADER, AJ_FOLLOWER, AJ_NEW = 5, 6, 7
+"""Kafka's random leader id and the ids after it: the follower (``leader.id() + 1``) and the new voter (``+ 2``)."""
+
+
+def auto_join_node(local: int, voter_ids: tuple[int, ...], *, generation: int = 0, auto_join: bool = True,
+                   can_become_voter: bool = True) -> raft.RaftNode:
+    """``withStartingVoters(voterSet, KRAFT_VERSION_1)``, ``withElectedLeader(1, AJ_LEADER)``, ``withAutoJoin`` and
+    ``withCanBecomeVoter``; the local replica key's directory is of ``generation`` (1: a voter's id with a new disk)."""
+    voters = voter_set(*voter_ids)
+    log = RaftLog(snapshots=(Snapshot(end_offset=0, epoch=0, size=100),))
+    records = FrozenMap({(0, 0): (KRaftVersionRecord(kraft_version=1), to_voters_record(voters))})
+    return raft.new_dynamic_node(local, directory(local, generation), listeners(local),
+                                 evolve(CONFIG, auto_join=auto_join), log, records,
+                                 ElectionState(epoch=1, leader_id=AJ_LEADER), START, cluster_id=CLUSTER,
+                                 can_become_voter=can_become_voter)
+
+
+def _outstanding(node: raft.RaftNode, sent: tuple[Send, ...], kind: type) -> Send:
+    """The one ``kind`` request among ``sent`` (what the last inputs' polls sent) that is still outstanding: the
+    reference polls after each input, so the request Kafka's next ``poll`` sends may have left with the answer before."""
+    found = [s for s in sends(sent, kind) if node.inflight.get(s.destination, (None,))[0] == s.message.correlation_id]
+    assert len(found) == 1, (kind.__name__, sent, node.inflight)
+    return found[0]
+
+
+Driven = tuple[raft.RaftNode, int, tuple[Send, ...]]
+"""The node, the time and what its last input's poll sent."""
+
+
+def advance_time_and_complete_fetch(driven: Driven, expire: bool) -> Driven:
+    """``advanceTimeAndCompleteFetch(1, AJ_LEADER, expire)``: a fetch timeout less 1 ms passes, the poll sends a Fetch
+    (from the log end) and it is answered empty; with ``expire`` another fetch timeout less 1 ms passes, so the
+    update-voter-set period is over."""
+    node, now, sent = driven
+    now += CONFIG.fetch_timeout_ms - 1
+    node, out = raft.step(node, Tick(), now)
+    send = _outstanding(node, sent + out, FetchRequest)
+    assert (send.message.fetch_offset, send.message.current_leader_epoch) == (node.log.end_offset, 1)
+    node, out = raft.step(node, FetchResponse(source=send.destination, leader_epoch=1, leader_id=AJ_LEADER,
+                                              high_watermark=node.log.end_offset,
+                                              correlation_id=send.message.correlation_id), now)
+    if expire:
+        now += CONFIG.fetch_timeout_ms - 1
+    return node, now, out
+
+
+def poll_and_send_add_voter(driven: Driven, generation: int = 0) -> tuple[Driven, Send]:
+    """``pollAndSendAddVoter`` (``assertSentAddVoterRequest``): the poll sends AddRaftVoter to the leader with the local
+    key, its listeners and ``ackWhenCommitted`` false, and no Fetch."""
+    node, now, _ = driven
+    node, out = raft.step(node, Tick(), now)
+    send = _outstanding(node, out, AddRaftVoterRequest)
+    req = send.message
+    assert send.destination == AJ_LEADER and not sends(out, FetchRequest)
+    assert (req.voter_id, req.voter_directory_id) == (node.local_id, directory(node.local_id, generation))
+    assert req.listeners == endpoint_strings(node.local_id) and not req.ack_when_committed
+    assert (req.cluster_id, req.source) == (CLUSTER, node.local_id)
+    return (node, now, out), send
+
+
+def poll_and_deliver_remove_voter(driven: Driven, old: int) -> Driven:
+    """``pollAndDeliverRemoveVoter``: the poll sends RemoveRaftVoter of the old voter's key to the leader, answered
+    NONE."""
+    node, now, _ = driven
+    node, out = raft.step(node, Tick(), now)
+    send = _outstanding(node, out, RemoveRaftVoterRequest)
+    req = send.message
+    assert send.destination == AJ_LEADER and not sends(out, FetchRequest)
+    assert (req.voter_id, req.voter_directory_id, req.cluster_id) == (old, directory(old), CLUSTER)
+    node, out = raft.step(node, VoterChangeResponse(api=raft.REMOVE_VOTER, source=AJ_LEADER,
+                                                    correlation_id=req.correlation_id), now)
+    return node, now, out
+
+
+def poll_and_deliver_fetch_to_update_voter_set(driven: Driven, voters: VoterSet) -> Driven:
+    """``pollAndDeliverFetchToUpdateVoterSet``: the next request is a Fetch from the log end, answered with a
+    VotersRecord of ``voters`` there and a high watermark past it."""
+    node, now, sent = driven
+    node, out = raft.step(node, Tick(), now)
+    send = _outstanding(node, sent + out, FetchRequest)
+    end = node.log.end_offset
+    assert (send.destination, send.message.fetch_offset) == (AJ_LEADER, end)
+    node, out = raft.step(node, FetchResponse(source=AJ_LEADER, leader_epoch=1, leader_id=AJ_LEADER,
+                                              high_watermark=end + 1,
+                                              records=(raft_log.LogEntry(epoch=1, record=to_voters_record(voters)),),
+                                              correlation_id=send.message.correlation_id), now)
+    return node, now, out
+
+
+def answered(driven: Driven, send: Send, error: Errors = Errors.NONE, later: int = 0) -> Driven:
+    """``context.deliverResponse(..., RaftUtil.addVoterResponse(error, ...))`` for the AddRaftVoter ``send``."""
+    node, now, _ = driven
+    node, out = raft.step(node, VoterChangeResponse(api=raft.ADD_VOTER, source=AJ_LEADER, error=error,
+                                                    correlation_id=send.message.correlation_id), now + later)
+    return node, now, out
+
+
+def test_auto_remove_old_voter() -> None:
+    old_follower = AJ_LEADER + 1  # the same id as the local node, with the directory it had before
+    node = auto_join_node(old_follower, (AJ_LEADER, old_follower), generation=1)
+    assert old_follower in node.voters and not node.is_voter  # its directory is not the voter's: an observer
+    driven = advance_time_and_complete_fetch((node, START, ()), True)
+    driven = poll_and_deliver_remove_voter(driven, old_follower)
+    driven = advance_time_and_complete_fetch(driven, True)
+    # The voter set did not change, so it asks again once the period has passed.
+    poll_and_deliver_remove_voter(driven, old_follower)
+
+
+def test_auto_add_new_voter() -> None:
+    driven = advance_time_and_complete_fetch((auto_join_node(AJ_NEW, (AJ_LEADER, AJ_FOLLOWER)), START, ()), True)
+    driven, _ = poll_and_send_add_voter(driven)
+    driven = advance_time_and_complete_fetch(driven, True)  # the add timed out: the next request is a Fetch
+    driven, send = poll_and_send_add_voter(driven)  # the period passed again with the voters unchanged
+    # The answer may come before the fetch that brings the VotersRecord (KIP-1186: acknowledged once appended).
+    driven = answered(driven, send)
+    node, now, _ = driven
+    assert node.state.update_voter_deadline == now + CONFIG.fetch_timeout_ms and AJ_LEADER not in node.backoff
+    node, _, _ = poll_and_deliver_fetch_to_update_voter_set(driven, voter_set(AJ_LEADER, AJ_NEW))
+    assert node.is_voter and node.voters == {AJ_LEADER, AJ_NEW}
+
+
+def test_observer_removes_old_voter_and_auto_joins() -> None:
+    old_follower = AJ_LEADER + 1
+    node = auto_join_node(old_follower, (AJ_LEADER, old_follower), generation=1)
+    driven = advance_time_and_complete_fetch((node, START, ()), True)
+    driven = poll_and_deliver_remove_voter(driven, old_follower)
+    driven = poll_and_deliver_fetch_to_update_voter_set(driven, voter_set(AJ_LEADER))
+    assert driven[0].voters == {AJ_LEADER} and not driven[0].is_voter
+    driven = advance_time_and_complete_fetch(driven, True)
+    driven, send = poll_and_send_add_voter(driven, generation=1)
+    driven = answered(driven, send)
+    new_key = raft.ReplicaKey(id=old_follower, directory_id=directory(old_follower, 1))
+    joined = VoterSet(voters=FrozenMap({AJ_LEADER: voter_node(AJ_LEADER),
+                                        old_follower: evolve(voter_node(old_follower), voter_key=new_key)}))
+    driven = poll_and_deliver_fetch_to_update_voter_set(driven, joined)
+    assert driven[0].is_voter
+    # A voter now: once the period passes again its next request is a Fetch (its voter node is up to date).
+    node, now, sent = advance_time_and_complete_fetch(driven, True)
+    node, out = raft.step(node, Tick(), now)
+    assert _outstanding(node, sent + out, FetchRequest) and not sends(out, AddRaftVoterRequest)
+
+
+def _only_fetches_after_the_period(node: raft.RaftNode) -> None:
+    """Kafka's common end: a fetch completed, a fetch timeout less 1 ms later (the period over) the poll sends a Fetch
+    from the log end, and neither AddRaftVoter nor RemoveRaftVoter."""
+    node, now, sent = advance_time_and_complete_fetch((node, START, ()), False)
+    now += CONFIG.fetch_timeout_ms - 1
+    assert now >= node.state.update_voter_deadline
+    node, out = raft.step(node, Tick(), now)
+    assert not sends(out, AddRaftVoterRequest) and not sends(out, RemoveRaftVoterRequest)
+    assert _outstanding(node, sent + out, FetchRequest).message.fetch_offset == node.log.end_offset
+
+
+def test_observers_do_not_auto_join() -> None:
+    _only_fetches_after_the_period(auto_join_node(AJ_NEW, (AJ_LEADER, AJ_FOLLOWER), can_become_voter=False))
+
+
+def test_observer_does_not_add_itself_when_auto_join_disabled() -> None:
+    _only_fetches_after_the_period(auto_join_node(AJ_NEW, (AJ_LEADER, AJ_FOLLOWER), auto_join=False))
+
+
+def test_observer_does_not_auto_join_with_kraft_version0() -> None:
+    static = raft.new_node(AJ_NEW, frozenset((AJ_LEADER, AJ_FOLLOWER)),
+                           FrozenMap({i: endpoint_strings(i) for i in (AJ_LEADER, AJ_FOLLOWER, AJ_NEW)}),
+                           evolve(CONFIG, auto_join=True), stored=ElectionState(epoch=1, leader_id=AJ_LEADER),
+                           now=START, directory_id=directory(AJ_NEW), cluster_id=CLUSTER)
+    _only_fetches_after_the_period(evolve(static, can_become_voter=True))
+
+
+def test_auto_join_answers() -> None:
+    """Not one of Kafka's tests; Kafka 4.3 ``handleAddVoterResponse`` / ``handleRemoveVoterResponse``: REQUEST_TIMED_OUT
+    and DUPLICATE_VOTER (VOTER_NOT_FOUND for a removal) restart the update-voter-set period like NONE; another error
+    (NOT_LEADER_OR_FOLLOWER) is unexpected: the leader's connection backs off and the period is not restarted."""
+    for error in (Errors.REQUEST_TIMED_OUT, Errors.DUPLICATE_VOTER, Errors.NOT_LEADER_OR_FOLLOWER):
+        driven = advance_time_and_complete_fetch((auto_join_node(AJ_NEW, (AJ_LEADER, AJ_FOLLOWER)), START, ()), True)
+        driven, send = poll_and_send_add_voter(driven)
+        node, now, _ = answered(driven, send, error, later=10)
+        restarted = now if error == Errors.NOT_LEADER_OR_FOLLOWER else now + 10
+        assert node.state.update_voter_deadline == restarted + CONFIG.fetch_timeout_ms, error
+        assert (AJ_LEADER in node.backoff) == (error == Errors.NOT_LEADER_OR_FOLLOWER), error
+    old = AJ_LEADER + 1
+    for error, backs_off in ((Errors.VOTER_NOT_FOUND, False), (Errors.DUPLICATE_VOTER, True)):
+        node, now, _ = advance_time_and_complete_fetch((auto_join_node(old, (AJ_LEADER, old), generation=1), START,
+                                                        ()), True)
+        node, out = raft.step(node, Tick(), now)
+        req = _outstanding(node, out, RemoveRaftVoterRequest).message
+        node, _ = raft.step(node, VoterChangeResponse(api=raft.REMOVE_VOTER, source=AJ_LEADER, error=error,
+                                                      correlation_id=req.correlation_id), now + 10)
+        assert (AJ_LEADER in node.backoff) == backs_off, error
+
+
+def test_auto_join_through_the_leader() -> None:
+    """Not one of Kafka's tests: the observer's AddRaftVoter reaches a reference leader (Kafka 4.3
+    ``KafkaRaftClient.handleAddVoterRequest``), which asks it its ApiVersions, appends the voter set with it and answers
+    at once (``ackWhenCommitted`` false); the answer carries the leader as its source."""
+    node, now = prepared_for_add(LOCAL, FOLLOWER)
+    observer = evolve(dynamic_node(NEW_VOTER, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=node.state.epoch,
+                                                                                         leader_id=LOCAL), now=now),
+                      config=evolve(CONFIG, auto_join=True), can_become_voter=True)
+    observer, out = raft.step(observer, Tick(), now + CONFIG.fetch_timeout_ms)
+    request = only(out, AddRaftVoterRequest)
+    node, out = raft.step(node, request, now)
+    api = only(out, ApiVersionsRequest)
+    node, out = raft.step(node, ApiVersionsResponse(source=NEW_VOTER, kraft_version_range=(0, 1),
+                                                    correlation_id=api.correlation_id), now)
+    answer = voter_change_answer(out, raft.ADD_VOTER)
+    assert (answer.source, answer.error, answer.correlation_id) == (LOCAL, Errors.NONE, request.correlation_id)
+    assert node.voters == {LOCAL, FOLLOWER, NEW_VOTER}
+    observer, _ = raft.step(observer, answer, now + CONFIG.fetch_timeout_ms)
+    assert observer.state.update_voter_deadline == now + 2 * CONFIG.fetch_timeout_ms
+
+
+# --------------------------------------------------------------------------------------------------
+# The kraft.version 0 -> 1 upgrade (``upgradeKRaftVersion``, ``LeaderState.maybeAppendUpgradedKRaftVersion``)
+
+
+def _refused(kind: type, call: Any) -> Exception:
+    """The exception ``call()`` raises, which must be a ``kind`` (an AssertionError otherwise, which the mutant layers
+    count as a failing scenario)."""
+    try:
+        call()
+    except kind as exc:
+        return exc
+    raise AssertionError(f"expected {kind.__name__}")
+
+
+def upgradable_leader(updated: tuple[int, ...] = (FOLLOWER, NEW_VOTER)) -> tuple[raft.RaftNode, int]:
+    """``withStartingVoters(LOCAL, 2, 3 without directory ids, KRAFT_VERSION_0)``, ``unattachedToLeader``, a fetch
+    from each voter (the high watermark, previous leaders fenced), then UpdateRaftVoter from the ``updated`` ones with
+    their listeners and kraft.version range 0 to 1, each answered NONE."""
+    node, now = elect(static_node(LOCAL, (LOCAL, FOLLOWER, NEW_VOTER), ElectionState(epoch=3)), START)
+    for voter in (FOLLOWER, NEW_VOTER):
+        node, _ = fetch(node, voter, now)
+    for voter in updated:
+        node, out = raft.step(node, update_voter(voter, node.state.epoch), now)
+        answer = only(out, UpdateRaftVoterResponse)
+        assert (answer.error, answer.leader_id, answer.leader_epoch) == (Errors.NONE, LOCAL, node.state.epoch)
+    return node, now
+
+
+def _upgrade(epoch: int, version: int = 1, validate_only: bool = False) -> UpgradeKRaftVersion:
+    return UpgradeKRaftVersion(epoch=epoch, kraft_version=version, validate_only=validate_only)
+
+
+def test_kraft_upgrade_version() -> None:
+    node, now = upgradable_leader()
+    end = node.log.end_offset
+    op = _upgrade(node.state.epoch)
+    assert raft.kraft_version_upgraded(node, op)
+    node, _ = raft.step(node, op, now)
+    assert raft.kraft_version(node) == 1
+    # One control batch: the kraft.version, then the voter set with every voter's directory id and listeners.
+    assert entries(node)[end:] == [KRaftVersionRecord(kraft_version=1),
+                                   to_voters_record(voter_set(LOCAL, FOLLOWER, NEW_VOTER))]
+    assert node.dynamic is not None and raft_voter_history.last_kraft_version(node.dynamic.control) == 1
+    assert node.state.volatile_voters is None and node.voters == {LOCAL, FOLLOWER, NEW_VOTER}
+
+
+def test_update_voter_after_kraft_version_upgrade() -> None:
+    node, now = upgradable_leader()
+    node, _ = raft.step(node, _upgrade(node.state.epoch), now)
+    assert raft.kraft_version(node) == 1
+    for voter in (FOLLOWER, NEW_VOTER):  # the high watermark passes the upgrade's records
+        node, _ = fetch(node, voter, now)
+    assert node.state.high_watermark == node.log.end_offset
+    end = node.log.end_offset
+    two = (f"ANOTHER_LISTENER://localhost:{8990 + FOLLOWER}", f"CONTROLLER://localhost:{9990 + FOLLOWER}")
+    node, out = raft.step(node, update_voter(FOLLOWER, node.state.epoch, listeners=two), now)
+    assert only(out, UpdateRaftVoterResponse).error == Errors.NONE
+    written = entries(node)[end:]  # at kraft.version 1 the update is written as a VotersRecord
+    assert len(written) == 1 and isinstance(written[0], VotersRecord)
+    assert written[0].voters[FOLLOWER - 1].listeners == raft.raft_voters.listeners_of(two)
+
+
+def test_invalid_kraft_upgrade_version() -> None:
+    node, now = elect(static_node(LOCAL, (LOCAL, FOLLOWER, NEW_VOTER), ElectionState(epoch=3)), START)
+    # None of the remote voters said it supports kraft.version 1.
+    assert raft.kraft_version(node) == 0
+    _refused(InvalidUpdateVersionError, lambda: raft.step(node, _upgrade(node.state.epoch), now))
+    node, now = upgradable_leader(updated=(FOLLOWER,))
+    # Only one of them did.
+    assert raft.kraft_version(node) == 0
+    _refused(InvalidUpdateVersionError, lambda: raft.step(node, _upgrade(node.state.epoch), now))
+
+
+def _leader_state_voters(updated: tuple[int, ...]) -> tuple[VoterSet, VoterSet]:
+    """``LeaderStateTest``'s ``localWithRemoteVoterSet(1, 2, without directory ids)`` as persisted at kraft.version
+    0, and the leader's in-memory voters (its own node in place) with the ``updated`` followers' nodes."""
+    persisted = VoterSet(voters=FrozenMap({v: VoterNode(voter_key=raft.ReplicaKey(id=v), listeners=listeners(v),
+                                                        supported_kraft_version=(0, 0)) for v in (0, 1, 2)}))
+    local = voter_node(0)
+    volatile = raft.raft_reconfig.volatile_voters_at_epoch_start(persisted, local, 0)
+    for follower in updated:
+        volatile = raft.raft_voters.update_voter_ignoring_directory_id(volatile, voter_node(follower))
+    return persisted, volatile
+
+
+def test_invalid_maybe_append_upgraded_kraft_version() -> None:
+    """``LeaderStateTest.testInvalidMaybeAppendUpgradedKRaftVersion``: the leader of epoch 5."""
+    persisted, volatile = _leader_state_voters(())
+    rule = raft.raft_reconfig.maybe_append_upgraded_kraft_version
+    _refused(InvalidUpdateVersionError, lambda: rule(5, None, volatile, 5, 1, 0, persisted, False))
+    _refused(NotLeaderError, lambda: rule(5, None, volatile, 4, 1, 0, persisted, False))
+    _refused(IllegalUpgradeArgumentError, lambda: rule(5, None, volatile, 6, 1, 0, persisted, False))
+    assert rule(5, None, volatile, 5, 1, 1, persisted, False) == raft.raft_reconfig.KRaftUpgrade(upgraded=False)
+
+
+def test_maybe_append_upgraded_kraft_version() -> None:
+    """``LeaderStateTest.testMaybeAppendUpgradedKRaftVersion``: both followers updated, the upgrade writes control
+    records; asked again (the leader's upgrade state is then the requested version) it is a no-op."""
+    persisted, volatile = _leader_state_voters((1, 2))
+    rule = raft.raft_reconfig.maybe_append_upgraded_kraft_version
+    upgrade = rule(5, None, volatile, 5, 1, 0, persisted, False)
+    assert upgrade.upgraded and upgrade.records == (KRaftVersionRecord(kraft_version=1), to_voters_record(volatile))
+    assert rule(5, 1, None, 5, 1, 0, persisted, False) == raft.raft_reconfig.KRaftUpgrade(upgraded=False)
+
+
+def test_kraft_upgrade_validate_only_and_refusals() -> None:
+    """Not one of Kafka's tests; Kafka 4.3 ``KafkaRaftClient.upgradeKRaftVersion`` and ``LeaderState``: validate-only
+    checks and writes nothing; a node that is not the leader throws NotLeaderException; a concurrent upgrade to
+    another version and a downgrade throw InvalidUpdateVersionException; a leader whose own directory id is unknown
+    cannot write a kraft.version 1 voter set (IllegalStateException)."""
+    node, now = upgradable_leader()
+    end = node.log.end_offset
+    op = _upgrade(node.state.epoch, validate_only=True)
+    assert raft.kraft_version_upgraded(node, op)
+    checked, _ = raft.step(node, op, now)
+    assert checked.log.end_offset == end and raft.kraft_version(checked) == 0 and checked.dynamic is None
+    upgraded, _ = raft.step(node, _upgrade(node.state.epoch), now)
+    assert not raft.kraft_version_upgraded(upgraded, _upgrade(node.state.epoch))  # a no-op once asked
+    _refused(InvalidUpdateVersionError, lambda: raft.step(upgraded, _upgrade(node.state.epoch, 0), now))
+    _refused(IllegalUpgradeArgumentError, lambda: raft.step(node, _upgrade(node.state.epoch, 2), now))
+    follower = static_node(FOLLOWER, (LOCAL, FOLLOWER, NEW_VOTER), ElectionState(epoch=4, leader_id=LOCAL))
+    _refused(NotLeaderError, lambda: raft.step(follower, _upgrade(4), START))
+    anonymous = evolve(node, directory_id=None, state=evolve(node.state, volatile_voters=evolve(
+        node.state.volatile_voters, voters=node.state.volatile_voters.voters.set(LOCAL, evolve(
+            node.state.volatile_voters.voters[LOCAL], voter_key=raft.ReplicaKey(id=LOCAL))))))
+    _refused(UpgradeStateError, lambda: raft.step(anonymous, _upgrade(node.state.epoch), now))
+
+
+def _upgraded_leader_log() -> tuple[raft_log.LogEntry, ...]:
+    node, now = upgradable_leader()
+    node, _ = raft.step(node, _upgrade(node.state.epoch), now)
+    return node.log.entries
+
+
+def test_follower_reads_the_kraft_upgrade() -> None:
+    """Not one of Kafka's tests; Kafka 4.3 ``KRaftControlRecordStateMachine`` runs for every node: a follower with
+    static voters that fetches the upgrade's records reads them (``partitionState.updateState``), so its kraft.version
+    is 1 and its voters those of the VotersRecord; its quorum-state file is then written at data version 1. A
+    truncation of the uncommitted upgrade takes it back to kraft.version 0 and its static voters (``truncateNewEntries``);
+    a restart reads the flushed upgrade anew."""
+    log = _upgraded_leader_log()
+    node = static_node(FOLLOWER, (LOCAL, FOLLOWER, NEW_VOTER), ElectionState(epoch=4, leader_id=LOCAL))
+    node, out = raft.step(node, Tick(), START)
+    cid = only(out, FetchRequest).correlation_id
+    node, _ = raft.step(node, FetchResponse(source=LOCAL, leader_epoch=4, leader_id=LOCAL, high_watermark=0,
+                                            records=log, correlation_id=cid), START)
+    assert raft.kraft_version(node) == 1 and node.dynamic is not None
+    assert raft_voter_history.last_voter_set(node.dynamic.control) == voter_set(LOCAL, FOLLOWER, NEW_VOTER)
+    assert node.voters == {LOCAL, FOLLOWER, NEW_VOTER} and node.voter_endpoints[NEW_VOTER] == endpoint_strings(NEW_VOTER)
+    assert not raft._should_send_update_voter(node)  # its own node in the voter set is up to date
+    restarted = raft.restart(node, START + 1)
+    assert raft.kraft_version(restarted) == 1 and restarted.voters == {LOCAL, FOLLOWER, NEW_VOTER}
+    assert read_quorum_state(raft.quorum_state_file(restarted)).data_version == 1
+    # A new leader of epoch 5 whose log ends before the upgrade: the follower truncates it.
+    cid, _ = node.inflight[LOCAL]
+    node, _ = raft.step(node, FetchResponse(source=LOCAL, leader_epoch=5, leader_id=NEW_VOTER, high_watermark=0,
+                                            leader_endpoints=endpoint_strings(NEW_VOTER), correlation_id=cid),
+                        START + 2)
+    node, _ = raft.step(node, Tick(), START + 2)
+    cid, _ = node.inflight[NEW_VOTER]
+    node, _ = raft.step(node, FetchResponse(source=NEW_VOTER, leader_epoch=5, leader_id=NEW_VOTER, high_watermark=0,
+                                            diverging_epoch=(4, len(log) - 2), correlation_id=cid), START + 2)
+    assert node.log.end_offset == len(log) - 2 and raft.kraft_version(node) == 0
+    assert node.voters == {LOCAL, FOLLOWER, NEW_VOTER} and node.voter_endpoints == static_node(
+        FOLLOWER, (LOCAL, FOLLOWER, NEW_VOTER)).voter_endpoints
+    assert raft._should_send_update_voter(node)  # kraft.version 0 again: it tells each new leader its endpoints
+    assert raft.restart(node, START + 3).dynamic is None
+
+
+def test_static_follower_loads_an_upgraded_snapshot() -> None:
+    """Not one of Kafka's tests; Kafka 4.3: once upgraded, the leader's snapshots start with the kraft.version and voter
+    set in force (``createSnapshot``: ``kraftVersionAtOffset``, ``voterSetAtOffset``), so a node with static voters that
+    loads one from the leader (``FetchSnapshot``) reads them (``partitionState.updateState``) and runs kraft.version 1."""
+    leader, now = upgradable_leader()
+    leader, _ = raft.step(leader, UpgradeKRaftVersion(epoch=leader.state.epoch, kraft_version=1), now)
+    for voter in (FOLLOWER, NEW_VOTER):
+        leader, _ = fetch(leader, voter, now)
+    end, epoch = leader.log.end_offset, leader.state.epoch
+    leader, _ = raft.step(leader, raft.CreateSnapshot(end_offset=end, epoch=epoch, size=10), now)
+    leader, _ = raft.step(leader, raft.DeleteBeforeSnapshot(end_offset=end, epoch=epoch), now)
+    node = static_node(NEW_VOTER, (LOCAL, FOLLOWER, NEW_VOTER), ElectionState(epoch=epoch, leader_id=LOCAL))
+    node, out = raft.step(node, Tick(), now)
+    for _ in range(2):  # the Fetch is answered with the snapshot id, the FetchSnapshot with the whole snapshot
+        request = out[0].message
+        leader, answers = raft.step(leader, request, now)
+        node, out = raft.step(node, only(answers, type(answers[0].message)), now)
+    assert node.log.start_offset == end and raft.kraft_version(node) == 1
+    assert raft_voter_history.last_voter_set(node.dynamic.control) == voter_set(LOCAL, FOLLOWER, NEW_VOTER)
+    assert raft.restart(node, now).voters == {LOCAL, FOLLOWER, NEW_VOTER}
+
+
+# --------------------------------------------------------------------------------------------------
+# Where Kafka 4.3.1's client at kraft.version 1 showed the reference wrong (issue 23, D1-D7;
+# tests/test_kafka_raft_dynamic.py runs each against Kafka)
+
+
+def test_vote_and_begin_quorum_epoch_requests_name_the_voter_directory_id() -> None:
+    """D1, not one of Kafka's tests: ``buildVoteRequest(remoteVoter, ..)`` and ``buildBeginQuorumEpochRequest(
+    remoteVoter)`` address each voter by its key in the voter set (``RaftUtil.singletonVoteRequest``,
+    ``singletonBeginQuorumEpochRequest``); static voters have no directory id."""
+    node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER, NEW_VOTER), ElectionState(epoch=3))
+    node, _ = raft.step(node, Tick(), node.state.election_deadline)  # Prospective: the pre-votes go next poll
+    node, out = raft.step(node, Tick(), node.state.election_deadline - 1)
+    assert {(s.destination, s.message.voter_directory_id) for s in sends(out, VoteRequest)} == {
+        (FOLLOWER, directory(FOLLOWER)), (NEW_VOTER, directory(NEW_VOTER))}
+    node, now = leader(LOCAL, FOLLOWER, NEW_VOTER)  # its first BeginQuorumEpoch requests went: resent on their timer
+    node, out = raft.step(node, Tick(), now + CONFIG.begin_quorum_epoch_timeout_ms)
+    assert {(s.destination, s.message.voter_directory_id) for s in sends(out, BeginQuorumEpochRequest)} == {
+        (FOLLOWER, directory(FOLLOWER)), (NEW_VOTER, directory(NEW_VOTER))}
+    static = raft.new_node(LOCAL, frozenset((LOCAL, FOLLOWER)),
+                           FrozenMap({i: endpoint_strings(i) for i in (LOCAL, FOLLOWER)}), CONFIG,
+                           stored=ElectionState(epoch=3), now=START, directory_id=directory(LOCAL))
+    static, _ = raft.step(static, Tick(), static.state.election_deadline)
+    static, out = raft.step(static, Tick(), static.state.election_deadline - 1)
+    assert [s.message.voter_directory_id for s in sends(out, VoteRequest)] == [None]
+
+
+def test_kraft_version1_candidate_keeps_its_directory_id_in_the_quorum_state_file() -> None:
+    """D2, not one of Kafka's tests: ``QuorumState.initialize`` ends with ``durableTransitionTo`` its first state, whose
+    vote at kraft.version 1 is the local replica key, directory id included (``ElectionState.toQuorumStateData``
+    version 1); at kraft.version 0 the file keeps the voted id alone (``test_kraft_version0_quorum_state_file_keeps_the
+    _voted_id_only``)."""
+    vote = ElectionState(epoch=3, voted_key=raft.ReplicaKey(id=LOCAL, directory_id=directory(LOCAL)))
+    node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER, NEW_VOTER), vote)
+    assert node.stored == vote  # the file Kafka reads back, written anew by ``initialize``
+    static = raft.new_node(LOCAL, frozenset((LOCAL, FOLLOWER)),
+                           FrozenMap({i: endpoint_strings(i) for i in (LOCAL, FOLLOWER)}), CONFIG, stored=vote,
+                           now=START, directory_id=directory(LOCAL))
+    assert static.stored.voted_key == raft.ReplicaKey(id=LOCAL)
+
+
+def test_the_fetch_that_commits_a_voter_change_answers_the_admin_first() -> None:
+    """D3 (``testAddVoter``, ``testRemoveVoter``'s last fetch): ``tryCompleteFetchRequest`` ->
+    ``onUpdateLeaderHighWatermark`` -> ``AddVoterHandler`` / ``RemoveVoterHandler.highWatermarkUpdated`` complete the
+    admin's answer before ``buildFetchResponse``."""
+    node, now = prepared_for_add(LOCAL, FOLLOWER)
+    node, _ = asked_api_versions(node, now)
+    node, _ = api_versions_answer(node, now)
+    node, out = raft.step(node, FetchRequest(replica_id=FOLLOWER, replica_directory_id=directory(FOLLOWER),
+                                             current_leader_epoch=node.state.epoch,
+                                             fetch_offset=node.log.end_offset, last_fetched_epoch=node.state.epoch,
+                                             max_wait_ms=0, cluster_id=CLUSTER), now)
+    assert [(s.destination, type(s.message)) for s in out] == [(ADMIN, VoterChangeResponse), (FOLLOWER, FetchResponse)]
+    node, now = leader(LOCAL, FOLLOWER, NEW_VOTER)
+    node, _ = fetch(node, FOLLOWER, now)
+    node, _ = raft.step(node, remove_voter(FOLLOWER), now)
+    node, out = raft.step(node, FetchRequest(replica_id=NEW_VOTER, replica_directory_id=directory(NEW_VOTER),
+                                             current_leader_epoch=node.state.epoch,
+                                             fetch_offset=node.log.end_offset, last_fetched_epoch=node.state.epoch,
+                                             max_wait_ms=0, cluster_id=CLUSTER), now)
+    assert [(s.destination, type(s.message)) for s in out] == [(ADMIN, VoterChangeResponse), (NEW_VOTER, FetchResponse)]
+
+
+def test_voter_change_answers_without_a_message_of_their_own() -> None:
+    """D4 (``testAddVoterToNotLeader``, ``testRemoveVoterToNotLeader``): ``validateLeaderOnlyRequest``'s refusal is
+    built as ``new AddRaftVoterResponseData().setErrorCode(..)``, message ""; D5 (``testAddVoterTimeout``,
+    ``testRemoveVoterTimedOut``, ``testAddVoterFailsWhenLosingLeadership``): a pending change answered with no message
+    gets ``Errors.message()`` (``RaftUtil.addVoterResponse`` / ``removeVoterResponse``); success gets none."""
+    follower = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=3, leader_id=FOLLOWER))
+    for request, api in ((add_voter(), raft.ADD_VOTER), (remove_voter(FOLLOWER), raft.REMOVE_VOTER)):
+        _, out = raft.step(follower, request, START)
+        answer = voter_change_answer(out, api)
+        assert (answer.error, answer.error_message) == (Errors.NOT_LEADER_OR_FOLLOWER, "")
+    node, now = leader(LOCAL, FOLLOWER, NEW_VOTER)
+    node, _ = fetch(node, FOLLOWER, now)
+    node, _ = raft.step(node, remove_voter(FOLLOWER), now)
+    _, out = raft.step(node, Tick(), now + CONFIG.request_timeout_ms)
+    answer = voter_change_answer(out, raft.REMOVE_VOTER)
+    assert (answer.error, answer.error_message) == (Errors.REQUEST_TIMED_OUT, "The request timed out.")
+    _, out = raft.step(node, Resign(epoch=node.state.epoch), now)
+    answer = voter_change_answer(out, raft.REMOVE_VOTER)
+    assert (answer.error, answer.error_message) == (Errors.NOT_LEADER_OR_FOLLOWER, raft.NOT_LEADER_MESSAGE)
+    _, out = raft.step(node, FetchRequest(replica_id=NEW_VOTER, replica_directory_id=directory(NEW_VOTER),
+                                          current_leader_epoch=node.state.epoch,
+                                          fetch_offset=node.log.end_offset, last_fetched_epoch=node.state.epoch,
+                                          max_wait_ms=0, cluster_id=CLUSTER), now)
+    assert voter_change_answer(out, raft.REMOVE_VOTER).error_message is None
+
+
+def test_observer_unattached_send_fetch_to_bootstrap_servers() -> None:
+    """D6 (``KafkaRaftClientTest.testObserverUnattachedSendFetchToBootstrapServers``,
+    ``KafkaRaftClientReconfigTest.testObserverDiscoversLeaderWithUnknownVoters``: the destination is -2): a
+    kraft.version 1 node fetches from ``controller.quorum.bootstrap.servers``, numbered -2, -3, ... in their order
+    (``KafkaRaftClient``'s constructor), by default the initial voters' addresses in id order; the answer of a
+    bootstrap server names the leader, which the observer then follows. A restart keeps them; none is an error."""
+    observer = dynamic_node(4, voter_set(FOLLOWER, NEW_VOTER), ElectionState(epoch=0))
+    assert observer.dynamic.bootstrap_servers == (-2, -3)
+    for draw, server in ((0, -2), (1, -3), (2, -2)):
+        _, out = raft.step(observer, Tick(), START, bootstrap=draw)
+        assert [(s.destination, type(s.message)) for s in out] == [(server, FetchRequest)]
+    node, out = raft.step(observer, Tick(), START)
+    node, _ = raft.step(node, FetchResponse(source=-2, partition_error=Errors.FENCED_LEADER_EPOCH, leader_epoch=0,
+                                            leader_id=FOLLOWER, leader_endpoints=endpoint_strings(FOLLOWER),
+                                            correlation_id=out[0].message.correlation_id), START + 1)
+    assert isinstance(node.state, Follower) and node.state.leader_id == FOLLOWER
+    assert raft.restart(node, START + 2).dynamic.bootstrap_servers == (-2, -3)
+    records = FrozenMap({(0, 0): (KRaftVersionRecord(kraft_version=1), to_voters_record(voter_set(FOLLOWER)))})
+    try:
+        raft.new_dynamic_node(4, directory(4), listeners(4), CONFIG, RaftLog(), records, bootstrap_servers=())
+    except ValueError as exc:
+        assert "bootstrap servers" in str(exc)
+    else:
+        raise AssertionError("a kraft.version 1 node without bootstrap servers started")
+
+
+def test_voter_keys_in_hash_order() -> None:
+    """D7, not one of Kafka's tests: messages print ``VoterSet.voterKeys()``, a ``HashSet`` filled from the voters
+    ``HashMap`` that ``fromVotersRecord`` builds in the record's order; the orders below are Kafka 4.3.1's for these
+    keys (``testAddVoterWithExistingVoter``'s DUPLICATE_VOTER message lists them so)."""
+    def order(*ids: int) -> list[int]:
+        record = VotersRecord(voters=tuple(voter_node(i) for i in ids))
+        return [key.id for key in raft_voters.voter_keys_in_hash_order(raft_voters.from_voters_record(record))]
+    assert order(1, 2, 3) == [1, 3, 2] and order(2, 3, 4) == [4, 3, 2] and order(1, 2, 3, 4, 5) == [1, 5, 4, 3, 2]
+    assert order(33, 17, 1) == [33, 17, 1] and order(17, 1, 33) == [17, 1, 33]  # one bucket: the record's order
+    node, now = leader(LOCAL, FOLLOWER, NEW_VOTER)
+    node, _ = fetch(node, FOLLOWER, now)
+    _, out = raft.step(node, add_voter(voter=FOLLOWER, voter_directory_id=directory(FOLLOWER, 1)), now)
+    listed = voter_change_answer(out, raft.ADD_VOTER).error_message.split("set of voters ")[1]
+    assert [int(part.split(",")[0]) for part in listed.split("ReplicaKey(id=")[1:]] == [1, 3, 2]
+
+
+def test_a_fetch_without_the_voters_directory_id_is_an_observers() -> None:
+    """D8, not one of Kafka's tests (tests/test_kafka_raft_upgrade.py runs it against Kafka): once the voter set names
+    directory ids, ``LeaderState.updateReplicaState`` -> ``getOrCreateReplicaState`` finds a voter only when
+    ``ReplicaState.matchesKey``: FOLLOWER's fetch without its directory id (or with another) is an observer's, which
+    moves neither the high watermark nor check quorum, and DescribeQuorum lists it among the observers; its fetch
+    under its own key is the voter's."""
+    node, now = leader(LOCAL, FOLLOWER, NEW_VOTER)
+    end, deadline = node.log.end_offset, node.state.check_quorum_deadline
+    for directory_id in (None, directory(FOLLOWER, 1)):
+        req = FetchRequest(replica_id=FOLLOWER, replica_directory_id=directory_id,
+                           current_leader_epoch=node.state.epoch, fetch_offset=end,
+                           last_fetched_epoch=node.state.epoch, cluster_id=CLUSTER)
+        node, out = raft.step(node, req, now + 1)
+        assert only(out, FetchResponse).partition_error == Errors.NONE
+    assert node.state.high_watermark == -1 and node.state.fetched_voters == frozenset()
+    assert node.state.check_quorum_deadline == deadline and node.state.voter_states[FOLLOWER].end_offset == -1
+    assert {k: s.end_offset for k, s in node.state.observer_states.items()} == {
+        raft.ReplicaKey(id=FOLLOWER): end, raft.ReplicaKey(id=FOLLOWER, directory_id=directory(FOLLOWER, 1)): end}
+    _, out = raft.step(node, DescribeQuorumRequest(source=ADMIN), now + 2)
+    described = only(out, DescribeQuorumResponse)
+    assert [(r.replica_id, r.log_end_offset) for r in described.current_voters] == [
+        (LOCAL, end), (FOLLOWER, -1), (NEW_VOTER, -1)]
+    assert [(r.replica_id, r.log_end_offset) for r in described.observers] == [(FOLLOWER, end), (FOLLOWER, end)]
+    node, _ = fetch(node, FOLLOWER, now + 3, end)
+    assert node.state.high_watermark == end and node.state.voter_states[FOLLOWER].end_offset == end
+
+
+def test_lone_voter_elected_by_its_poll_writes_its_records_at_the_next_poll() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_dynamic.py runs it against Kafka): a follower that reads a voter
+    set of itself alone is elected by its fetch timeout in that poll (``pollFollowerAsVoter`` ..
+    ``onBecomeLeader``); its start-of-epoch records wait in the accumulator for the next poll (``pollLeader``:
+    ``maybeAppendBatches``), unlike a leader elected by a vote answer, written by the poll after the answer."""
+    node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=3, leader_id=FOLLOWER))
+    assert isinstance(node.state, Follower)
+    alone = (raft_log.LogEntry(epoch=3, record=to_voters_record(voter_set(LOCAL))),)
+    node, out = raft.step(node, Tick(), START)
+    node, _ = raft.step(node, FetchResponse(source=FOLLOWER, leader_epoch=3, leader_id=FOLLOWER, high_watermark=1,
+                                            records=alone, correlation_id=only(out, FetchRequest).correlation_id),
+                        START + 1)
+    assert node.voters == {LOCAL} and node.log.end_offset == 1
+    node, _ = raft.step(node, Tick(), node.state.fetch_deadline)
+    assert isinstance(node.state, Leader) and node.state.epoch == 4 and node.log.end_offset == 1
+    assert isinstance(node.state.unwritten[0], LeaderChangeMessage)
+    node, _ = raft.step(node, Tick(), node.state.check_quorum_deadline - 1)
+    assert node.state.unwritten == () and entries(node)[1] == LeaderChangeMessage(leader_id=LOCAL, voters=(LOCAL,),
+                                                                                 granting_voters=(LOCAL,))
+
+
+def test_removed_voter_cannot_restart_from_its_own_vote() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_dynamic.py runs it against Kafka): ``QuorumState.initialize``
+    restarts a stored self-vote as Candidate before looking at a known leader, and ``CandidateState``'s constructor
+    throws IllegalArgumentException when the local replica is no voter; the reference raises ValueError."""
+    vote = ElectionState(epoch=3, leader_id=FOLLOWER, voted_key=raft.ReplicaKey(id=NEW_VOTER,
+                                                                                directory_id=directory(NEW_VOTER)))
+    for start in (lambda: dynamic_node(NEW_VOTER, voter_set(LOCAL, FOLLOWER), vote),
+                  lambda: raft.new_node(NEW_VOTER, frozenset((LOCAL, FOLLOWER)),
+                                        FrozenMap({i: endpoint_strings(i) for i in (LOCAL, FOLLOWER)}), CONFIG,
+                                        stored=vote, now=START, directory_id=directory(NEW_VOTER))):
+        try:
+            start()
+        except ValueError as exc:
+            assert "must be in the set of voters" in str(exc)
+        else:
+            raise AssertionError("a removed voter restarted from its own vote")
+    voter = evolve(vote, leader_id=LOCAL, voted_key=raft.ReplicaKey(id=FOLLOWER, directory_id=directory(FOLLOWER)))
+    assert isinstance(dynamic_node(FOLLOWER, voter_set(LOCAL, FOLLOWER), voter).state, Candidate)  # a voter: fine
+
+
+def test_lone_leader_writes_the_added_voter_after_its_check_quorum_test() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_long_dynamic.py runs it against Kafka): the VotersRecord that
+    adds a voter to a lone leader waits in the accumulator (``appendVotersRecord``) until the poll's
+    ``maybeAppendBatches``, after ``pollLeader``'s check-quorum test, which still counts one voter and never expires."""
+    node, now = leader(LOCAL)
+    node, _ = fetch(node, NEW_VOTER, now)
+    now = node.state.check_quorum_deadline  # no fetch since: two voters would resign
+    node, _ = asked_api_versions(node, now)
+    node, out = api_versions_answer(node, now)
+    assert isinstance(node.state, Leader) and node.voters == {LOCAL, NEW_VOTER}, node.state
+    assert entries(node)[-1] == to_voters_record(voter_set(LOCAL, NEW_VOTER)) and not sends(out, VoterChangeResponse)
+
+
+def test_a_removal_committed_by_the_leaders_flush_answers_the_admin_first() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_long_dynamic.py runs it against Kafka): removing the only other
+    voter, the poll's flush commits the VotersRecord (``updateLeaderEndOffsetAndTimestamp`` ->
+    ``onUpdateLeaderHighWatermark``): ``RemoveVoterHandler.highWatermarkUpdated`` answers before
+    ``fetchPurgatory.completeAll`` answers the parked fetches."""
+    node, now = leader(LOCAL, FOLLOWER)
+    node, _ = fetch(node, FOLLOWER, now)
+    end, hw = node.log.end_offset, node.state.high_watermark
+    node, out = raft.step(node, FetchRequest(replica_id=NEW_VOTER, replica_directory_id=directory(NEW_VOTER),
+                                             current_leader_epoch=node.state.epoch, fetch_offset=end,
+                                             last_fetched_epoch=node.state.epoch, max_wait_ms=500, high_watermark=hw,
+                                             cluster_id=CLUSTER), now)
+    assert out == () and len(node.parked) == 1
+    node, out = raft.step(node, remove_voter(FOLLOWER), now)
+    assert [(s.destination, type(s.message)) for s in out] == [(ADMIN, VoterChangeResponse), (NEW_VOTER, FetchResponse)]
+    assert voter_change_answer(out, "RemoveRaftVoter").error == Errors.NONE and node.voters == {LOCAL}
+
+
+def test_removed_leader_restarting_resigned_times_out() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_long_dynamic.py runs it against Kafka):
+    ``QuorumState.initialize`` gives a node stored as leader a ``ResignedState`` with a random election timeout even when it is no longer a
+    voter; ``pollResigned`` moves it to Unattached in the next epoch when it expires."""
+    node = dynamic_node(LOCAL, voter_set(FOLLOWER, NEW_VOTER), ElectionState(epoch=3, leader_id=LOCAL))
+    assert isinstance(node.state, Resigned) and node.state.election_deadline == START + CONFIG.election_timeout_ms
+    node, _ = raft.step(node, Tick(), node.state.election_deadline)
+    assert isinstance(node.state, Unattached) and node.state.epoch == 4

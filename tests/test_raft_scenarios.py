@@ -17,6 +17,7 @@ from kraftspec.reference.raft_log import LogEntry, log_of_epochs
 from kraftspec.reference.raft_messages import (
     Append,
     BeginQuorumEpochRequest,
+    CreateSnapshot,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
@@ -146,7 +147,7 @@ def test_scenario_71_high_watermark_and_new_voters() -> None:
     state = raft_leader.update_local_end_offset(leader_state(frozenset({LOCAL, 1}), 10), 15)
     state = raft_leader.update_replica_state(state, 1, 10, 0, CONFIG)
     state = raft_leader.update_replica_state(state, 2, 15, 0, CONFIG)
-    assert state.high_watermark == -1 and state.observer_states[2].end_offset == 15
+    assert state.high_watermark == -1 and state.observer_states[ReplicaKey(id=2)].end_offset == 15
     # Counting it as a voter raises the HW to its offset (the voter set {0, 1, 2} at 15, 10, 15).
     assert raft_rules.next_high_watermark(-1, (15, 10, 15), 10) == 15
     # A lagging new voter never lowers it: {0, 1} at 15 plus two voters at 10 keeps 15.
@@ -287,11 +288,46 @@ def test_scenario_86_initialize_primordial_epoch() -> None:
 
 def test_initialize_single_member_quorum() -> None:
     """KafkaRaftClientTest.testInitializeSingleMemberQuorum: ``KafkaRaftClient.initialize`` makes the only voter the
-    Leader of epoch 1 before any timer runs, its LeaderChange record written."""
+    Leader of epoch 1 before any timer runs; its LeaderChange record waits in the accumulator for the first poll
+    (``pollLeader``: ``maybeAppendBatches``; Kafka's testInitializeAsLeaderFromStateStoreSingleMemberQuorum polls
+    until it is written)."""
     node = make_node((LOCAL,))
     assert isinstance(node.state, Leader) and node.state.epoch == 1 and node.state.local_id == LOCAL
     assert (node.stored.epoch, node.stored.leader_id) == (1, LOCAL)
-    assert node.log.end_offset == 1 and node.log.entries[0].epoch == 1
+    assert node.log.end_offset == 0 and isinstance(node.state.unwritten[0], LeaderChangeMessage)
+    node, _ = raft.step(node, Tick(), 0)
+    assert node.log.end_offset == 1 and node.log.entries[0].epoch == 1 and node.state.unwritten == ()
+
+
+def test_append_behind_the_unwritten_leader_change_lingers_one_poll() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_regressions.py runs it against Kafka): the only voter's
+    LeaderChange waits in the accumulator after ``initialize``; an append goes after it (``BatchAccumulator.append``
+    returns offset 1), and the poll that writes the LeaderChange leaves the appended batch for the next poll (its
+    ``drain`` finds the drain ``appendControlMessages`` forced already finished)."""
+    node = make_node((LOCAL,))
+    assert raft.append_offset(node, ("r1",)) == 1
+    node, _ = raft.step(node, Append(records=("r1",)), 0)
+    assert [e.record for e in node.log.entries] == [node.log.entries[0].record] and node.state.lingering == ("r1",)
+    assert isinstance(node.log.entries[0].record, LeaderChangeMessage) and node.state.high_watermark == 1
+    assert raft.append_offset(node, ("r2",)) == 2
+    node, _ = raft.step(node, Tick(), 1)
+    assert [e.record for e in node.log.entries[1:]] == ["r1"] and node.state.high_watermark == 2
+    assert node.state.lingering == ()
+
+
+def test_restarted_lone_leader_writes_its_leader_change_at_its_first_poll() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_regressions.py runs it against Kafka): a lone leader holding a
+    snapshot restarts Leader of the next epoch (``KafkaRaftClient.initialize``) with its log as it was and no high
+    watermark; its LeaderChange is written by the first poll after (``pollLeader``: ``maybeAppendBatches``)."""
+    node, _ = raft.step(make_node((LOCAL,)), Tick(), 0)
+    node, _ = raft.step(node, Append(records=("a", "b")), 0)
+    node, _ = raft.step(node, CreateSnapshot(end_offset=2, epoch=1, size=100), 0)
+    node = raft.restart(node, 10)
+    assert isinstance(node.state, Leader) and node.state.epoch == 2
+    assert node.log.end_offset == 3 and node.state.high_watermark == -1 and node.log.snapshots
+    node, _ = raft.step(node, Tick(), 10)
+    assert node.log.end_offset == 4 and node.log.entries[-1].epoch == 2 and node.state.high_watermark == 4
+    assert isinstance(node.log.entries[-1].record, LeaderChangeMessage)
 
 
 def test_initialize_as_candidate_and_only_voter() -> None:

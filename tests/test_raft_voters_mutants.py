@@ -5,8 +5,12 @@ Layers: ``scenario`` (the transcribed ``VoterSetTest``, ``VoterSetHistoryTest`` 
 kraft.version 1 logs of ``test_metalog_voters.py``: a planted break goes unreported or the clean log is flagged),
 ``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` differs from TLC's) and ``kafka`` (the seeded
 comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one disagrees), ``client`` (the client-level
-``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py``: at least one fails) and ``model``
-(``RaftReconfigModel``'s seeded simulated quorum under voter changes finds a violation).
+``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of
+``test_raft_snapshot_fetch_scenarios.py``: at least one fails), ``replay``
+(a ``--dynamic`` simulated raft trace recorded under the mutant diverges when the reference replays it) and ``model``
+(``RaftReconfigModel``'s seeded simulated quorum under voter changes, or ``RaftUpgradeModel``'s kraft.version 0 quorum
+upgraded to 1, finds a violation); ``crosshair`` (a contract of ``kraftspec.proofs.raft`` on the auto-join rules is
+refuted).
 """
 
 from __future__ import annotations
@@ -21,13 +25,16 @@ import pytest
 import test_kafka_voters
 import test_metalog_voters
 import test_raft_reconfig_client_scenarios
+import test_raft_snapshot_fetch_scenarios
 import test_raft_voters_scenarios
+import test_traces_raft_dynamic
 from kraftspec.models.raft_reconfig import RaftReconfigModel
+from kraftspec.models.raft_upgrade import RaftUpgradeModel
 from kraftspec.models.raft_voters_mutants import MUTANTS
 from kraftspec.traces.metalog.audit import audit_paths
-from mutant_layers import agreement_difference, model_failure, scenario_failures
+from mutant_layers import agreement_difference, crosshair_refutations, model_failure, scenario_failures
 
-LAYERS = ("scenario", "client", "audit", "model", "agree", "kafka")  # the cheapest first
+LAYERS = ("scenario", "client", "audit", "replay", "model", "agree", "crosshair", "kafka")  # the cheapest first
 CASES = [pytest.param(mutant, layer, id=f"{mutant.name}-{layer}",
                       marks=() if layer == min(mutant.caught_by, key=LAYERS.index) else pytest.mark.exhaustive)
          for mutant in MUTANTS for layer in mutant.caught_by]
@@ -65,14 +72,18 @@ def layer_result(layer: str) -> Optional[str]:
         failed = scenario_failures(test_raft_voters_scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
     if layer == "client":
-        failed = scenario_failures(test_raft_reconfig_client_scenarios)
+        failed = scenario_failures(test_raft_reconfig_client_scenarios) + scenario_failures(
+            test_raft_snapshot_fetch_scenarios)
         return f"{len(failed)} client scenario(s) fail, e.g. {failed[0]}" if failed else None
     if layer == "model":
-        return model_failure(RaftReconfigModel)
+        return model_failure(RaftReconfigModel) or model_failure(RaftUpgradeModel)
     if layer == "audit":
         return audit_misses()
     if layer == "agree":
         return agreement_difference("voters")
+    if layer == "crosshair":
+        refuted = crosshair_refutations("raft")
+        return refuted[0] if refuted else None
     if layer == "kafka":
         return kafka_disagreement()
     raise ValueError(f"unknown layer {layer!r}")
@@ -92,6 +103,10 @@ def test_the_correct_rules_pass_every_layer(layer: str) -> None:
 
 @pytest.mark.parametrize("mutant,layer", CASES)
 def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def]
+    if layer == "replay":  # recorded under the mutant, replayed by the correct reference
+        caught = test_traces_raft_dynamic.replay_divergence(mutant)
+        assert caught is not None, f"replay did not catch {mutant.name}: {mutant.description}"
+        return
     with mutant.applied():
         caught = layer_result(layer)
     assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"

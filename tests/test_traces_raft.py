@@ -208,12 +208,7 @@ def test_check_reports_a_raft_divergence_with_the_rule(tmp_path: Path) -> None:
 
 BAD_INPUTS = [
     ({"action": "vote", "now": 1}, "steps[0].input.action: unknown action 'vote' for component raft (known: "
-                                   "advance_clock, append, begin_quorum_epoch_request, create_snapshot, "
-                                   "delete_before_snapshot, describe_quorum_request, end_quorum_epoch_request, "
-                                   "fetch_request, fetch_response, fetch_snapshot_request, fetch_snapshot_response, "
-                                   "quorum_epoch_response, resign, restart, shutdown, tick, "
-                                   "update_raft_voter_request, update_raft_voter_response, vote_request, "
-                                   "vote_response)"),
+                                   f"{', '.join(sorted(ACTIONS))})"),
     ({"action": "vote_request"}, "steps[0].input: action 'vote_request' needs 'message'"),
     ({"action": "tick", "message": {}}, "steps[0].input: unknown argument 'message' for action 'tick'"),
     ({"action": "tick", "jitter": "5"}, "steps[0].input.jitter: expected an integer, got string"),
@@ -221,7 +216,8 @@ BAD_INPUTS = [
                                             "last_offset": 0, "granted": True}},
      "steps[0].input.message: unknown field 'granted' for VoteRequest"),
     ({"action": "fetch_response", "message": {"source": 1, "records": [{"epoch": 1, "record": [1]}]}},
-     "steps[0].input.message.records[0].record: expected a string, an integer, null or a LeaderChangeMessage object"),
+     "steps[0].input.message.records[0].record: expected a string, an integer, null or a LeaderChangeMessage, "
+     "VotersRecord or KRaftVersionRecord object"),
     ({"action": "fetch_response", "message": {"source": 1, "records": [{"record": "a"}]}},
      "steps[0].input.message.records[0]: missing field 'epoch'"),
     ({"action": "vote_response", "message": {"source": 1, "records": []}},

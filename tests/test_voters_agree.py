@@ -1,4 +1,4 @@
-"""spec/KRaftVoters.tla: TLC finds no violation under its bounds, each invariant and the property have teeth (a wrong
+"""spec/KRaftVoters.tla: TLC finds no violation under its bounds, each invariant and property has teeth (a wrong
 variant of the spec violates it), and the reference explored under the same bounds has exactly TLC's reachable states
 and labelled edges (``kraftspec agree voters``), which a wrong reference rule breaks."""
 
@@ -15,26 +15,38 @@ from mutant_layers import agreement_difference
 
 VARIANTS = [
     ("a change starts from an uncommitted voter set",
-     [("    /\\ kraftVersion = 1\n    /\\ LastVoterSetOffset < LeaderHwm\n", "    /\\ kraftVersion = 1\n")],
+     [("    /\\ LastKRaftVersion = 1\n    /\\ LastVoterSetOffset < LeaderHwm\n", "    /\\ LastKRaftVersion = 1\n")],
      "AtMostOneUncommittedVotersRecord"),
+    ("an add or remove at kraft.version 0",
+     [("    /\\ LastKRaftVersion = 1\n    /\\ LastVoterSetOffset < LeaderHwm\n",
+       "    /\\ LastVoterSetOffset < LeaderHwm\n")],
+     "VoterChangesOnlyAtKRaftVersion1"),
+    ("the upgrade does not wait for every voter's directory id",
+     [("    /\\ volatileVoters = InitVoters\n", "")],
+     "VotersRecordsNameEveryDirectory"),
+    ("the high watermark moves back",
+     [("    /\\ m > hw\n", "")],
+     "CommittedKRaftVersionNeverDecreases"),
     ("the last voter is removed",
      [("    /\\ Cardinality(LastVoterSet) > 1\n", "")],
      "VoterSetNeverEmpty"),
     ("a removal also drops the leader",
-     [("VotersRecord(LastVoterSet \\ {r})", "VotersRecord(LastVoterSet \\ {r, Local})")],
+     [("VotersRecord(LastVoterSet \\ {r}, ", "VotersRecord(LastVoterSet \\ {r, Local}, ")],
      "ConsecutiveVoterSetsOverlap"),
     ("an update at kraft.version 0 writes a VotersRecord",
-     [("       ELSE /\\ r \\in InitVoters\n            /\\ UNCHANGED log\n",
-       "       ELSE /\\ r \\in InitVoters\n            /\\ log' = Append(log, VotersRecord(InitVoters))\n")],
+     [("            /\\ volatileVoters' = volatileVoters \\cup {r}\n            /\\ UNCHANGED log\n",
+       "            /\\ volatileVoters' = volatileVoters \\cup {r}\n"
+       "            /\\ log' = Append(log, VotersRecord(InitVoters, InitVoters))\n")],
      "NoVotersRecordAtKRaftVersion0"),
     ("a committed change stays pending",
-     [("       THEN /\\ pending' = NoPending\n            /\\ role'",
-       "       THEN /\\ pending' = pending\n            /\\ role'")],
+     [("       THEN /\\ pending' = NoPending\n            /\\ IF",
+       "       THEN /\\ pending' = pending\n            /\\ IF")],
      "PendingChangeIsTheLatestRecord"),
     ("a follower's log is truncated below its high watermark",
      [("    /\\ hw <= end\n", "")],
      "CommittedRecordsStay"),
 ]
+PROPERTIES = {"CommittedRecordsStay", "CommittedKRaftVersionNeverDecreases"}
 
 
 def test_tlc_checks_the_invariants() -> None:
@@ -50,7 +62,7 @@ def test_wrong_spec_variant_is_caught(tmp_path: Path, name: str, edits: list[tup
         source = source.replace(old, new)
     (tmp_path / "KRaftVoters.tla").write_text(source)
     config = (SPEC_DIR / "KRaftVoters.cfg").read_text()
-    section = "PROPERTIES" if violated == "CommittedRecordsStay" else "INVARIANTS"
+    section = "PROPERTIES" if violated in PROPERTIES else "INVARIANTS"
     (tmp_path / "KRaftVoters.cfg").write_text(f"{config[:config.index('INVARIANTS')]}{section}\n    {violated}\n")
     result = run_tlc(tmp_path / "KRaftVoters.tla", workers=1)
     assert result.verdict != "ok" and result.violated == violated, (name, result.summary())

@@ -173,7 +173,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from kraftspec.traces.recording.generate import generate_command
     return generate_command(args.kind, args.out, args.traces, args.seed, args.steps, args.mutant, cover=args.cover,
                             mutant_share=args.mutant_share, row_group=args.row_group, component=args.component,
-                            faults=args.faults, snapshots=args.snapshots)
+                            faults=args.faults, snapshots=args.snapshots, dynamic=args.dynamic)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -313,13 +313,17 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("kind", choices=["sim", "tla"], help="sim: simulation on the reference; tla: TLC's state graph")
     generate.add_argument("--traces", type=int, default=100, help="simulations, or random walks for tla (default 100)")
     generate.add_argument("--seed", type=int, default=0, help="the seed (printed with the result)")
-    generate.add_argument("--steps", type=int, default=40, help="steps per simulated trace (default 40)")
+    generate.add_argument("--steps", type=int,
+                          help="steps per simulated trace (default 40; 150 with --dynamic, for voter changes to happen)")
     generate.add_argument("--mutant", help="record the simulation under this deliberately wrong variant")
     generate.add_argument("--faults", action="store_true",
                           help="sim --component raft: the network also fails requests and nodes shut down gracefully")
     generate.add_argument("--snapshots", action="store_true",
                           help="--component raft: nodes also create snapshots, clean their logs and fetch snapshots "
                                "(tla: the graph of KRaftQuorum.snapshots.cfg)")
+    generate.add_argument("--dynamic", action="store_true",
+                          help="sim --component raft: a kraft.version 1 quorum (voters 1-3 from the bootstrap checkpoint, "
+                               "spare observers) whose voters an admin adds and removes (AddRaftVoter, RemoveRaftVoter)")
     generate.add_argument("--cover", choices=["kinds", "edges"], default="kinds",
                           help="tla: after the walks, cover every kind of transition or every edge (default kinds)")
     generate.add_argument("--mutant-share", type=float, default=0.0,
@@ -327,11 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--row-group", type=int, default=250,
                           help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
-    generate.add_argument("--component", choices=["broker", "partition", "raft", "controller", "features"],
+    generate.add_argument("--component", choices=["broker", "partition", "raft", "controller", "features",
+                                                   "listener", "shutdown", "voters"],
                           default="broker",
-                          help="sim: broker or raft (one node of a simulated quorum); tla: broker, partition, controller or "
-                               "features (broker traces of FeatureLevels.tla), the component whose spec's state graph is "
-                               "walked (default broker)")
+                          help="sim: broker or raft (one node of a simulated quorum); tla: broker, partition, controller, "
+                               "features (broker traces of FeatureLevels.tla), raft, listener, shutdown or voters (raft "
+                               "traces of the node KRaftListener.tla, KRaftShutdown.tla or KRaftVoters.tla follows), the "
+                               "component whose spec's state graph is walked (default broker)")
     validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
                    "with --audit, audit many metadata logs")
     validate.add_argument("paths", nargs="+", metavar="PATH",

@@ -411,13 +411,22 @@ SECTIONS: dict[str, Section] = {
         "at a time, the epoch committed, kraft.version 1, the latest VotersRecord committed, the new voter unknown, "
         "supporting the finalized kraft.version and caught up; the change completes when its VotersRecord commits. "
         "A new kraft.version 1 leader whose voter set is still the bootstrap checkpoint's writes it to the log in its "
-        "first batch, after a KRaftVersionRecord. spec/KRaftVoters.tla states these changes over one node's log "
+        "first batch, after a KRaftVersionRecord. The kraft.version 0 -> 1 upgrade (upgradeKRaftVersion, asked by "
+        "UpdateFeatures) waits for every voter's UpdateRaftVoter (its directory id and a range holding 1), then writes "
+        "a KRaftVersionRecord and that voter set; every node reading them runs kraft.version 1 from there, until a "
+        "truncation drops them. With controller.quorum.auto.join.enable, a kraft.version 1 observer that can become "
+        "a voter asks its leader, once per update-voter-set period, to remove its id's old directory, else to add it. "
+        "spec/KRaftVoters.tla states these changes over one node's log "
         "within small bounds (the VotersRecords, the high watermark, a removed leader resigning, truncation "
-        "forgetting uncommitted voter sets; invariants: "
-        "consecutive sets share a majority, at most one VotersRecord uncommitted) and `kraftspec agree voters` "
+        "forgetting uncommitted voter sets, the upgrade from static voters; invariants: "
+        "consecutive sets share a majority, at most one VotersRecord uncommitted, Add and Remove only once "
+        "kraft.version 1 is committed, every VotersRecord naming its voters' directory ids, the committed "
+        "kraft.version never decreasing) and `kraftspec agree voters` "
         "checks its state graph equal to these rules' and §3.14's.",
         f"{_RAFT}KafkaRaftClient.handleAddVoterRequest, handleRemoveVoterRequest, handleUpdateVoterRequest; "
-        "internals/AddVoterHandler.java, RemoveVoterHandler.java, UpdateVoterHandler.java; LeaderState.java",
+        "upgradeKRaftVersion; shouldSendAddOrRemoveVoterRequest, pollFollowerAsObserver, handleAddVoterResponse, "
+        "handleRemoveVoterResponse; internals/AddVoterHandler.java, RemoveVoterHandler.java, UpdateVoterHandler.java, "
+        "KRaftVersionUpgrade.java; LeaderState.java (maybeAppendUpgradedKRaftVersion)",
         "KIP-853 (dynamic KRaft quorums)",
         "Where KIP-853 has the leader wait (uncommitted epoch or voter change, a lagging voter), Kafka answers "
         "REQUEST_TIMED_OUT at once (KAFKA-17147); UpdateRaftVoter at kraft.version 0 updates the leader's memory only.",

@@ -128,10 +128,10 @@ def view_kinds(component: str) -> dict[str, frozenset[str]]:
         from kraftspec.reference import raft_messages
 
         polled = {"Tick", "Append", "Resign", "Shutdown", "CreateSnapshot", "DeleteBeforeSnapshot",
-                  "Send"}  # inputs of ``raft.step``, never sent
-        # Sent only by a kraft.version 1 node (KIP-853's admin exchange), which the trace format cannot start yet.
-        untraced = {"AddRaftVoterRequest", "RemoveRaftVoterRequest", "VoterChangeResponse", "ApiVersionsRequest",
-                    "ApiVersionsResponse"}
+                  "UpgradeKRaftVersion", "Send"}  # inputs of ``raft.step``, never sent
+        # Never sent by a Raft node: the ApiVersions answer of a node's network layer (an auto-joining observer sends
+        # AddRaftVoter and RemoveRaftVoter itself).
+        untraced = {"ApiVersionsResponse"}
         return {"sends": frozenset(name for name, cls in vars(raft_messages).items() if isinstance(cls, type)
                                    and cls.__module__ == raft_messages.__name__ and hasattr(cls, "__dataclass_fields__")
                                    and name not in polled | untraced)}

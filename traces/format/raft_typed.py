@@ -20,7 +20,8 @@ import msgspec
 
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.raft_log import LogEntry
-from kraftspec.traces.format.raft import ACTIONS, QUORUM_EPOCH_APIS, RESPONSES, decode_record_value
+from kraftspec.traces.format.raft import ACTIONS, CONTROL_RECORD_TYPES, QUORUM_EPOCH_APIS, RESPONSES, \
+    decode_record_value
 
 _UNSET = msgspec.UNSET
 _PLAIN_RECORDS = (str, int, type(None))  # log records read as they are (an object goes to decode_record_value)
@@ -43,6 +44,8 @@ def _json_type(tp: Any) -> Any:
         return str
     if tp == tuple[LogEntry, ...]:
         return list[_Entry]
+    if tp == tuple[Any, ...]:  # a snapshot's control records, each checked as a log record
+        return list[Any]
     origin = typing.get_origin(tp)
     if origin is Union:
         return Union[tuple(_json_type(arg) for arg in typing.get_args(tp))]  # type: ignore[return-value]
@@ -90,6 +93,13 @@ def _record(value: Any) -> Any:
     return value if type(value) in _PLAIN_RECORDS else decode_record_value(value, "record")
 
 
+def _control_record(value: Any) -> Any:
+    record = _record(value)
+    if not isinstance(record, CONTROL_RECORD_TYPES):
+        raise Unusual("a snapshot's control record of another type")
+    return record
+
+
 @functools.lru_cache(maxsize=None)
 def _error_fields(cls: type) -> tuple[str, ...]:
     """The fields of ``cls`` that hold an error code."""
@@ -105,6 +115,8 @@ def _message(cls: type, given: msgspec.Struct) -> Any:
             fields[name] = _error(fields[name])
     if "records" in fields:  # a fetch response's log entries
         fields["records"] = tuple([LogEntry(epoch=e.epoch, record=_record(e.record)) for e in fields["records"]])
+    if "control_records" in fields:  # a FetchSnapshot chunk's control records
+        fields["control_records"] = tuple([_control_record(r) for r in fields["control_records"]])
     if cls in RESPONSES and fields.get("correlation_id") is None:
         fields["correlation_id"] = None  # absent or null: answers the request outstanding to its source
     elif "correlation_id" in fields and fields["correlation_id"] is None:

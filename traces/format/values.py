@@ -60,7 +60,13 @@ def decoder(tp: Any) -> Decoder:
         return _SCALARS[tp]
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _dataclass_decoder(tp)
+    if tp is Any:  # a field its component decodes itself (a raft snapshot's control records), never read here
+        return _component_decoded
     raise TypeError(f"no JSON codec for {tp!r}")
+
+
+def _component_decoded(value: object, path: str) -> Any:
+    raise TraceError(f"{path}: only its component's decoder reads this field")
 
 
 def _tuple_decoder(args: tuple[Any, ...]) -> Decoder:

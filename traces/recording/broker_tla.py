@@ -159,6 +159,24 @@ def random_walks(graph: nx.MultiDiGraph, initial: StateKey, rng: random.Random, 
         yield path
 
 
+def walked_traces(graph: nx.MultiDiGraph, initial: StateKey, seed: int, walks: int, cover: str, spec: str,
+                  prefix: str, trace: Callable[[list[Edge], str, dict[str, Any]], Trace]) -> Iterator[Trace]:
+    """The loop every ``*_tla`` recorder shares: ``walks`` seeded random walks of ``graph`` from ``initial``
+    (:func:`random_walks`, ids ``<prefix>walk-<seed>-<i>``, meta ``walk``), then the covering set of what they left
+    uncovered (:func:`covering_paths` under ``COVERS[cover]``, ids ``<prefix>cover-<seed>-<i>``, meta ``path``), each
+    path made a trace by ``trace(path, id, meta)``."""
+    if cover not in COVERS:
+        raise ValueError(f"unknown cover {cover!r} (known: {', '.join(COVERS)})")
+    key = COVERS[cover]
+    covered: set[Hashable] = set()
+    meta = {"generator": "kraftspec generate tla", "spec": spec, "seed": seed, "cover": cover}
+    for index, path in enumerate(random_walks(graph, initial, random.Random(seed), walks)):
+        covered.update(map(key, path))
+        yield trace(path, f"{prefix}walk-{seed}-{index}", {**meta, "walk": index})
+    for index, path in enumerate(covering_paths(graph, initial, covered, key)):
+        yield trace(path, f"{prefix}cover-{seed}-{index}", {**meta, "path": index})
+
+
 def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: float = 900.0) -> Iterator[Trace]:
     """``walks`` seeded random walks of TLC's broker graph (1 to ``MAX_WALK`` steps), then the covering set.
 
@@ -167,16 +185,8 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     """
     if cover not in COVERS:
         raise ValueError(f"unknown cover {cover!r} (known: {', '.join(COVERS)})")
-    key = COVERS[cover]
     model = load_model("broker")
     constants = read_constants(model.config_path)
     graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
     recorder = _Recorder(graph, constants)
-    rng = random.Random(seed)
-    covered: set[Hashable] = set()
-    meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
-    for index, path in enumerate(random_walks(graph, recorder.initial, rng, walks)):
-        covered.update(key(e) for e in path)
-        yield recorder.trace(path, f"tla-walk-{seed}-{index}", {**meta, "walk": index})
-    for index, path in enumerate(covering_paths(graph, recorder.initial, covered, key)):
-        yield recorder.trace(path, f"tla-cover-{seed}-{index}", {**meta, "path": index})
+    yield from walked_traces(graph, recorder.initial, seed, walks, cover, model.spec_module, "tla-", recorder.trace)

@@ -16,8 +16,6 @@ chooses the inputs as the spec's actions do.
 
 from __future__ import annotations
 
-import itertools
-import random
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Optional
 
@@ -32,7 +30,7 @@ from kraftspec.spec.tlc_config import read_constants
 from kraftspec.traces.replay import controller as controller_replay
 from kraftspec.traces.format.controller import ControllerControl, explicit_state
 from kraftspec.traces.format.envelope import Step, Trace
-from kraftspec.traces.recording.broker_tla import COVERS, Edge, covering_paths, random_walks
+from kraftspec.traces.recording.broker_tla import COVERS, Edge, walked_traces
 from kraftspec.traces.format.values import to_json
 
 JITTER = 0.5  # the backoff draw agree_controller uses
@@ -153,21 +151,10 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     ``edges``, ``tla_traces.covering_paths``; the walks count as covering what they take)."""
     if cover not in COVERS:
         raise ValueError(f"unknown cover {cover!r} (known: {', '.join(COVERS)})")
-    key, model = COVERS[cover], load_model("controller")
+    model = load_model("controller")
     constants = read_constants(model.config_path)
     if graph is None:
         graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
-    recorder, covered = Recorder(graph, constants), set()
-    meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
-
-    def walked() -> Iterator[list[Edge]]:
-        for path in random_walks(graph, recorder.initial, random.Random(seed), walks):
-            covered.update(map(key, path))
-            yield path
-
-    named = itertools.chain((("walk", i, p) for i, p in enumerate(walked())),
-                            (("path", i, p) for i, p in enumerate(covering_paths(graph, recorder.initial, covered,
-                                                                                 key))))
-    for kind, index, path in named:
-        label = "walk" if kind == "walk" else "cover"
-        yield recorder.trace(path, f"tla-controller-{label}-{seed}-{index}", {**meta, kind: index})
+    recorder = Recorder(graph, constants)
+    yield from walked_traces(graph, recorder.initial, seed, walks, cover, model.spec_module, "tla-controller-",
+                             recorder.trace)

@@ -15,8 +15,7 @@ so the traces also say what is refused and why (and Kafka's classes answer it un
 
 from __future__ import annotations
 
-import random
-from typing import Any, Hashable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 import networkx as nx
 
@@ -27,7 +26,7 @@ from kraftspec.spec.agree import load_model
 from kraftspec.spec.state_graph import state_graph, state_key
 from kraftspec.spec.tlc_config import read_constants
 from kraftspec.traces.format.envelope import Step, Trace
-from kraftspec.traces.recording.broker_tla import COVERS, Edge, covering_paths, random_walks
+from kraftspec.traces.recording.broker_tla import COVERS, Edge, walked_traces
 from kraftspec.traces.replay import broker as broker_replay
 
 
@@ -89,16 +88,9 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     ``edges`` or ``kinds``, as ``broker_tla.generate_tla``)."""
     if cover not in COVERS:
         raise ValueError(f"unknown cover {cover!r} (known: {', '.join(COVERS)})")
-    key = COVERS[cover]
     model = load_model("features")
     constants = read_constants(model.config_path)
     graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
     recorder = _Recorder(graph, constants)
-    rng = random.Random(seed)
-    covered: set[Hashable] = set()
-    meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
-    for index, path in enumerate(random_walks(graph, recorder.initial, rng, walks)):
-        covered.update(key(e) for e in path)
-        yield recorder.trace(path, f"tla-features-walk-{seed}-{index}", {**meta, "walk": index})
-    for index, path in enumerate(covering_paths(graph, recorder.initial, covered, key)):
-        yield recorder.trace(path, f"tla-features-cover-{seed}-{index}", {**meta, "path": index})
+    yield from walked_traces(graph, recorder.initial, seed, walks, cover, model.spec_module, "tla-features-",
+                             recorder.trace)

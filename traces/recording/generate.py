@@ -86,43 +86,46 @@ class MutantDraws:
 
 def generate_mixed(seed: int, traces: int, steps: int, share: float, component: str = "broker",
                    draws: Optional[MutantDraws] = None, faults: bool = False,
-                   snapshots: bool = False) -> Iterator[Trace]:
+                   snapshots: bool = False, dynamic: bool = False) -> Iterator[Trace]:
     """Simulated traces of ``component`` (``broker`` or ``raft``) of which a ``share`` is recorded under its
     mutants (in turn).
 
     Trace ``i`` is ``simulate_one(seed, i, steps)``, under its mutant when it has one (named in its
     ``meta``), so any trace of a set can be regenerated alone. A raft mutant's trace is redrawn until the mutant
     shows (:func:`_exercised`), counted in ``draws``. ``faults``: the raft simulation's failed requests and graceful
-    shutdowns; ``snapshots``: its snapshots (KIP-630).
+    shutdowns; ``snapshots``: its snapshots (KIP-630); ``dynamic``: its kraft.version 1 quorum with voter changes.
     """
-    simulate_one, names = _simulator(component, faults, snapshots)
+    simulate_one, names = _simulator(component, faults, snapshots, dynamic)
     if component == "raft" and draws is not None:
-        draws.not_drawn.update(_unreachable(faults))
+        draws.not_drawn.update(_unreachable(faults, dynamic))
     return _recorded(simulate_one, seed, steps, mutant_plan(traces, share, names),
                      draws if component == "raft" else None)
 
 
-def _unreachable(faults: bool = False) -> dict[str, str]:
-    """The raft mutants the simulation (with or without ``faults``) cannot exercise, with the reason
+def _unreachable(faults: bool = False, dynamic: bool = False) -> dict[str, str]:
+    """The raft mutants the simulation (with or without ``faults``, ``dynamic``) cannot exercise, with the reason
     (``raft_simulate.unreachable_mutants``)."""
     from kraftspec.traces.recording.raft_simulate import unreachable_mutants
 
-    return unreachable_mutants(faults)
+    return unreachable_mutants(faults, dynamic)
 
 
-def _simulator(component: str, faults: bool = False, snapshots: bool = False) -> tuple[Callable[..., Trace], list[str]]:
-    """``component``'s ``simulate_one`` (raft: with ``faults`` and ``snapshots`` if asked) and the names of the mutants
-    it can exercise."""
+def _simulator(component: str, faults: bool = False, snapshots: bool = False,
+               dynamic: bool = False) -> tuple[Callable[..., Trace], list[str]]:
+    """``component``'s ``simulate_one`` (raft: with ``faults``, ``snapshots`` and ``dynamic`` if asked) and the names of
+    the mutants it can exercise."""
     if component == "raft":
         from kraftspec.models.raft_mutants import MUTANTS
         from kraftspec.traces.recording.raft_simulate import simulate_one
     else:
         from kraftspec.models.broker_mutants import MUTANTS  # type: ignore[no-redef]
         from kraftspec.traces.recording.broker_simulate import simulate_one  # type: ignore[no-redef]
-    unreachable = _unreachable(faults) if component == "raft" else {}
+    unreachable = _unreachable(faults, dynamic) if component == "raft" else {}
     simulated = functools.partial(simulate_one, faults=True) if faults else simulate_one
     if snapshots:
         simulated = functools.partial(simulated, snapshots=True)
+    if dynamic:
+        simulated = functools.partial(simulated, dynamic=True)
     return simulated, [m.name for m in MUTANTS if m.name not in unreachable]
 
 
@@ -159,36 +162,48 @@ def _exercised(simulate_one: Callable[..., Trace], seed: int, index: int, steps:
 
 def generate_raft_sim(seed: int, traces: int, steps: int, mutant: Optional[str],
                       draws: Optional[MutantDraws] = None, faults: bool = False,
-                      snapshots: bool = False) -> Iterator[Trace]:
+                      snapshots: bool = False, dynamic: bool = False) -> Iterator[Trace]:
     """``traces`` simulated raft traces (one node's view, ``traces/recording/raft_simulate.py``), all under ``mutant`` if
     given (each redrawn until it shows the mutant, counted in ``draws``); an unknown mutant or one of another
     component is refused before anything is generated."""
     owner = mutants.get(mutant).component if mutant is not None else "raft"
     if owner != "raft":
         raise ValueError(f"mutant {mutant!r} belongs to component {owner!r}, not raft")
-    unreachable = _unreachable(faults)
+    unreachable = _unreachable(faults, dynamic)
     if mutant in unreachable:
         raise ValueError(f"mutant {mutant!r} cannot be exercised by the raft simulation: {unreachable[mutant]}")
-    simulate_one, _ = _simulator("raft", faults, snapshots)
+    simulate_one, _ = _simulator("raft", faults, snapshots, dynamic)
     return _recorded(simulate_one, seed, steps, [mutant] * traces, draws)
 
 
-def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 40, mutant: Optional[str] = None,
+def default_steps(dynamic: bool) -> int:
+    """Steps per simulated trace when none are given: 40, or ``raft_simulate.DYNAMIC_STEPS`` with ``dynamic``."""
+    from kraftspec.traces.recording.raft_simulate import DYNAMIC_STEPS
+
+    return DYNAMIC_STEPS if dynamic else 40
+
+
+def generate_command(kind: str, out: str, traces: int, seed: int, steps: Optional[int] = None,
+                     mutant: Optional[str] = None,
                      stream: TextIO = sys.stdout, cover: str = "kinds", mutant_share: float = 0.0,
                      row_group: int = ROW_GROUP, component: str = "broker", faults: bool = False,
-                     snapshots: bool = False) -> int:
+                     snapshots: bool = False, dynamic: bool = False) -> int:
     """Generate ``traces`` traces of ``kind`` into ``out``.
 
-    ``sim``: simulations of ``steps`` steps of ``component`` (``broker``, or ``raft``: one node's view of a
-    quorum), ``mutant`` recorded for all, or a ``mutant_share`` of them under the component's mutants in
-    turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
+    ``sim``: simulations of ``steps`` steps (default :func:`default_steps`) of ``component`` (``broker``, or
+    ``raft``: one node's view of a quorum), ``mutant`` recorded for all, or a ``mutant_share`` of them under the
+    component's mutants in turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
     covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition``, ``controller``,
-    ``features``: broker traces of ``FeatureLevels.tla``, or ``raft``: one node's view of ``KRaftQuorum.tla``).
+    ``features``: broker traces of ``FeatureLevels.tla``, ``raft``: one node's view of ``KRaftQuorum.tla``, ``listener``,
+    ``shutdown`` or ``voters``: raft traces of the node ``KRaftListener.tla``, ``KRaftShutdown.tla`` or
+    ``KRaftVoters.tla`` follows).
     Parquet is written in row groups of ``row_group``. ``faults`` (raft sim only): failed requests and graceful
     shutdowns in the simulation; ``snapshots`` (raft only): snapshots created, cleaned and fetched (``tla``: walks
-    ``KRaftQuorum.snapshots.cfg``'s graph).
+    ``KRaftQuorum.snapshots.cfg``'s graph); ``dynamic`` (raft sim only): a kraft.version 1 quorum whose voters an
+    admin adds and removes.
     """
     draws = MutantDraws()
+    steps = default_steps(dynamic) if steps is None else steps
     try:
         if not 0.0 <= mutant_share <= 1.0 or row_group < 1:
             raise ValueError("--mutant-share must be between 0 and 1 and --row-group at least 1")
@@ -198,12 +213,14 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             raise ValueError("--faults is a raft simulation's: give it with `generate sim --component raft`")
         if snapshots and component != "raft":
             raise ValueError("--snapshots is raft's: give it with `generate sim|tla --component raft`")
+        if dynamic and (kind != "sim" or component != "raft"):
+            raise ValueError("--dynamic is a raft simulation's: give it with `generate sim --component raft`")
         if kind == "sim" and mutant_share and mutant is not None:
             raise ValueError("give --mutant (every trace) or --mutant-share (a share of them), not both")
         if kind == "sim" and mutant_share:
-            generated = generate_mixed(seed, traces, steps, mutant_share, component, draws, faults, snapshots)
+            generated = generate_mixed(seed, traces, steps, mutant_share, component, draws, faults, snapshots, dynamic)
         elif kind == "sim" and component == "raft":
-            generated = generate_raft_sim(seed, traces, steps, mutant, draws, faults, snapshots)
+            generated = generate_raft_sim(seed, traces, steps, mutant, draws, faults, snapshots, dynamic)
         elif kind == "sim":
             from kraftspec.traces.recording.broker_simulate import generate_sim
 
@@ -220,6 +237,11 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
             from kraftspec.traces.recording import features_tla
 
             generated = features_tla.generate_tla(seed, traces, cover)
+        elif kind == "tla" and mutant is None and not mutant_share and component in ("listener", "shutdown", "voters"):
+            from kraftspec.traces.recording import listener_tla, shutdown_tla, voters_tla
+
+            recorder = {"listener": listener_tla, "shutdown": shutdown_tla, "voters": voters_tla}[component]
+            generated = recorder.generate_tla(seed, traces, cover)
         elif kind == "tla" and mutant is None and not mutant_share and component == "controller":
             from kraftspec.traces.recording import controller_tla
 
@@ -242,6 +264,7 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: int = 4
     options += f" --component {component}" if component != "broker" else ""
     options += " --faults" if faults else ""
     options += " --snapshots" if snapshots else ""
+    options += " --dynamic" if dynamic else ""
     print(f"generate {kind}: wrote {count} traces to {out} (seed {seed}{mutated}); reproduce with: kraftspec generate "
           f"{kind} --traces {traces} --seed {seed}{f' --steps {steps}' if kind == 'sim' else f' --cover {cover}'}"
           f"{options} --out {out}", file=stream)

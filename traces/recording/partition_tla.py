@@ -17,9 +17,8 @@ the inputs (fetch offsets, proposals delivered) as the spec's actions do.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, replace
-from typing import Any, Hashable, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import networkx as nx
 
@@ -34,7 +33,7 @@ from kraftspec.spec.tlc_config import read_constants
 from kraftspec.traces.replay import partition as partition_replay
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.format.partition import PartitionControl, cached_explicit_state
-from kraftspec.traces.recording.broker_tla import COVERS, Edge, covering_paths, random_walks
+from kraftspec.traces.recording.broker_tla import COVERS, Edge, walked_traces
 from kraftspec.traces.format.values import to_json
 
 TOPIC, PARTITION = agree.TOPIC_ID, 0
@@ -288,17 +287,10 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     """
     if cover not in COVERS:
         raise ValueError(f"unknown cover {cover!r} (known: {', '.join(COVERS)})")
-    key = COVERS[cover]
     model = load_model("partition")
     constants = read_constants(model.config_path)
     if graph is None:
         graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
     recorder = Recorder(graph, constants)
-    rng = random.Random(seed)
-    covered: set[Hashable] = set()
-    meta = {"generator": "kraftspec generate tla", "spec": model.spec_module, "seed": seed, "cover": cover}
-    for index, path in enumerate(random_walks(graph, recorder.initial, rng, walks)):
-        covered.update(key(e) for e in path)
-        yield recorder.trace(path, f"tla-partition-walk-{seed}-{index}", {**meta, "walk": index})
-    for index, path in enumerate(covering_paths(graph, recorder.initial, covered, key)):
-        yield recorder.trace(path, f"tla-partition-cover-{seed}-{index}", {**meta, "path": index})
+    yield from walked_traces(graph, recorder.initial, seed, walks, cover, model.spec_module, "tla-partition-",
+                             recorder.trace)

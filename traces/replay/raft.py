@@ -20,18 +20,23 @@ from kraftspec.reference import raft, raft_state
 from kraftspec.reference.frozen import evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_records import LeaderChangeMessage
+from kraftspec.reference.raft_voters import KRaftVersionRecord, VotersRecord
 from kraftspec.reference.raft_state import ListenerView
 from kraftspec.reference.raft_messages import (
     Append,
     CreateSnapshot,
     DeleteBeforeSnapshot,
     FetchResponse,
+    IllegalUpgradeArgumentError,
+    InvalidUpdateVersionError,
     NotLeaderError,
     RaftFatalError,
     Resign,
     Send,
     Shutdown,
     Tick,
+    UpgradeKRaftVersion,
+    UpgradeStateError,
 )
 from kraftspec.traces.format.envelope import Step, Trace, Written
 from kraftspec.traces.replay.match import Each, Tagged, field_values, observe as observed_json, post_matcher, stated_fields_match
@@ -40,6 +45,7 @@ from kraftspec.traces.format.raft import (
     STANDARD_STATES,
     RESPONSES,
     encode_message,
+    encode_record_value,
     cached_explicit_state,
 )
 from kraftspec.traces.format.values import to_json
@@ -68,6 +74,22 @@ class SnapshotResult:
 
     sends: Sequence[dict[str, Any]]
     created: bool
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    """``upgradeKRaftVersion``: the messages sent and what the call returned (``upgraded``: True validated or upgraded,
+    False already at that version), or the Kafka exception it threw (``error``, its simple name: the node unchanged,
+    nothing sent), §3.15."""
+
+    sends: Sequence[dict[str, Any]]
+    upgraded: Optional[bool]
+    error: Optional[str] = None
+
+
+UPGRADE_REFUSALS = {NotLeaderError: "NotLeaderException", InvalidUpdateVersionError: "InvalidUpdateVersionException",
+                    IllegalUpgradeArgumentError: "IllegalArgumentException", UpgradeStateError: "IllegalStateException"}
+"""The reference's refusals of ``upgrade_kraft_version`` by the Kafka exception they stand for."""
 
 
 def initial(trace: Trace) -> raft.RaftNode:
@@ -101,9 +123,13 @@ def _projected(sends: tuple[dict[str, Any], ...], stated: Any) -> tuple[dict[str
 
 
 def _stated_entry(entry: LogEntry) -> Any:
-    """A log entry as a trace states it (:func:`encode_entries`): a leader-change record also names its type."""
-    if type(entry.record) is LeaderChangeMessage:
+    """A log entry as a trace states it (:func:`encode_entries`): a leader-change record also names its type, a
+    kraft.version 1 control record is its JSON (``encode_record_value``)."""
+    kind = type(entry.record)
+    if kind is LeaderChangeMessage:
         return {"epoch": entry.epoch, "record": Tagged(entry.record)}
+    if kind is VotersRecord or kind is KRaftVersionRecord:
+        return {"epoch": entry.epoch, "record": encode_record_value(entry.record)}
     return entry
 
 
@@ -166,6 +192,14 @@ def run(node: raft.RaftNode, clock: int, step: Step, kept: Optional[frozenset[st
         except NotLeaderError:
             return node, now, AppendResult((), None), ()
         return after, now, AppendResult(sends, raft.append_offset(node, records)), ()
+    if action == "upgrade_kraft_version":
+        op = UpgradeKRaftVersion(epoch=args["epoch"], kraft_version=args["kraft_version"],
+                                 validate_only=args.get("validate_only", False))
+        try:
+            after, sends = _stepped(node, op, now, jitter, bootstrap, step, kept)
+        except tuple(UPGRADE_REFUSALS) as exc:
+            return node, now, UpgradeResult((), None, UPGRADE_REFUSALS[type(exc)]), ()
+        return after, now, UpgradeResult(sends, raft.kraft_version_upgraded(node, op)), ()
     message = args["message"] if "message" in args else _operation(action, args)
     if isinstance(message, RESPONSES) and message.correlation_id is None:
         message = evolve(message, correlation_id=node.inflight.get(message.source, (0, 0))[0])

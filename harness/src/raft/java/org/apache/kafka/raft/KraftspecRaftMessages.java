@@ -21,11 +21,19 @@ import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.FetchSnapshotRequestData;
 import org.apache.kafka.common.message.FetchSnapshotResponseData;
+import org.apache.kafka.common.message.AddRaftVoterRequestData;
+import org.apache.kafka.common.message.AddRaftVoterResponseData;
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.KRaftVersionRecord;
 import org.apache.kafka.common.message.LeaderChangeMessage;
+import org.apache.kafka.common.message.RemoveRaftVoterRequestData;
+import org.apache.kafka.common.message.RemoveRaftVoterResponseData;
 import org.apache.kafka.common.message.UpdateRaftVoterRequestData;
 import org.apache.kafka.common.message.UpdateRaftVoterResponseData;
 import org.apache.kafka.common.message.VoteRequestData;
 import org.apache.kafka.common.message.VoteResponseData;
+import org.apache.kafka.common.message.VotersRecord;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -58,7 +66,9 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Translation between kraftspec's raft trace vocabulary ({@code kraftspec.reference.raft_messages}: snake_case
@@ -95,6 +105,8 @@ final class KraftspecRaftMessages {
     private final ListenerName listener;
     private final Uuid localDirectoryStandIn; // null: the trace states the node's directory id
     private final String clusterStandIn; // null: the trace states the cluster id
+    /** The control records the trace's chunk from byte 0 of each fetched snapshot stated (its later chunks' bytes). */
+    private final Map<OffsetAndEpoch, SnapshotControl> fetchedControl = new HashMap<>();
 
     KraftspecRaftMessages(ListenerName listener, Uuid localDirectoryStandIn, String clusterStandIn) {
         this.listener = listener;
@@ -231,7 +243,20 @@ final class KraftspecRaftMessages {
         int epoch = entry.path("epoch").asInt();
         JsonNode record = entry.get("record");
         if (record != null && record.isObject()) {
-            if (!"LeaderChangeMessage".equals(record.path("type").asText())) {
+            String type = record.path("type").asText();
+            if (type.equals("KRaftVersionRecord")) {
+                KRaftVersionRecord message = new KRaftVersionRecord()
+                    .setVersion((short) intField(record, "version", 0))
+                    .setKRaftVersion((short) record.path("kraft_version").asInt());
+                return MemoryRecords.withKRaftVersionRecord(offset, timestamp, epoch, ByteBuffer.allocate(256),
+                    message);
+            }
+            if (type.equals("VotersRecord")) {
+                VotersRecord message = votersRecord(record.get("voters"), (short) intField(record, "version", 0),
+                    path + ".record.voters");
+                return MemoryRecords.withVotersRecord(offset, timestamp, epoch, ByteBuffer.allocate(1024), message);
+            }
+            if (!type.equals("LeaderChangeMessage")) {
                 throw new HarnessError(path + ": unknown control record " + record);
             }
             LeaderChangeMessage message = new LeaderChangeMessage()
@@ -244,6 +269,66 @@ final class KraftspecRaftMessages {
         String text = record == null ? "null" : record.toString();
         return MemoryRecords.withRecords(offset, Compression.NONE, epoch,
             new SimpleRecord(timestamp, null, text.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * A VotersRecord of the trace's voters ({@code [{"id", "directory_id", "listeners": ["NAME://host:port"],
+     * "kraft_version_range": [min, max]}]}); a voter without {@code kraft_version_range} supports 0 to 1, as a
+     * Kafka 4.x node states it, and one without {@code listeners} listens on {@code CONTROLLER://controllerID:9093}
+     * (the bootstrap voters of a formatted node).
+     */
+    static VotersRecord votersRecord(JsonNode voters, short version, String path) {
+        if (voters == null || !voters.isArray()) throw new HarnessError(path + ": expected an array of voters");
+        List<VotersRecord.Voter> list = new ArrayList<>();
+        for (int i = 0; i < voters.size(); i++) {
+            JsonNode v = voters.get(i);
+            String where = path + "[" + i + "]";
+            VotersRecord.EndpointCollection endpoints = new VotersRecord.EndpointCollection();
+            List<String> texts = new ArrayList<>();
+            JsonNode given = v.get("listeners");
+            if (given == null || given.isNull()) {
+                texts.add("CONTROLLER://controller" + v.path("id").asInt() + ":9093");
+            } else {
+                given.forEach(text -> texts.add(text.asText()));
+            }
+            for (String text : texts) {
+                Endpoint e = Endpoint.parse(text, where + ".listeners");
+                endpoints.add(new VotersRecord.Endpoint().setName(e.listener()).setHost(e.host()).setPort(e.port()));
+            }
+            JsonNode range = v.get("kraft_version_range");
+            short min = range == null || range.isNull() ? KRaftVersion.KRAFT_VERSION_0.featureLevel()
+                : (short) range.get(0).asInt();
+            short max = range == null || range.isNull() ? KRaftVersion.KRAFT_VERSION_1.featureLevel()
+                : (short) range.get(1).asInt();
+            list.add(new VotersRecord.Voter()
+                .setVoterId(v.path("id").asInt())
+                .setVoterDirectoryId(uuid(v.get("directory_id")))
+                .setEndpoints(endpoints)
+                .setKRaftVersionFeature(new VotersRecord.KRaftVersionFeature()
+                    .setMinSupportedVersion(min).setMaxSupportedVersion(max)));
+        }
+        return new VotersRecord().setVersion(version).setVoters(list);
+    }
+
+    /**
+     * A VotersRecord's voters as the trace states them, ascending by id (Kafka writes a voter set's map order), each
+     * one's endpoints by listener name (Kafka writes an {@code Endpoints} hash map's order, and every reader,
+     * {@code Endpoints.fromVotersRecordEndpoints}, puts them into a hash map again).
+     */
+    static ArrayNode votersJson(VotersRecord record) {
+        ArrayNode voters = NODES.arrayNode();
+        record.voters().stream().sorted(java.util.Comparator.comparingInt(VotersRecord.Voter::voterId)).forEach(v -> {
+            ObjectNode voter = voters.addObject();
+            voter.put("id", v.voterId());
+            voter.set("directory_id", Uuid.ZERO_UUID.equals(v.voterDirectoryId()) ? NODES.nullNode()
+                : NODES.textNode(v.voterDirectoryId().toString()));
+            ArrayNode listeners = voter.putArray("listeners");
+            v.endpoints().stream().sorted(java.util.Comparator.comparing(VotersRecord.Endpoint::name))
+                .forEach(e -> listeners.add(e.name() + "://" + e.host() + ":" + e.port()));
+            voter.putArray("kraft_version_range").add(v.kRaftVersionFeature().minSupportedVersion())
+                .add(v.kRaftVersionFeature().maxSupportedVersion());
+        });
+        return voters;
     }
 
     private static List<LeaderChangeMessage.Voter> voters(JsonNode ids) {
@@ -273,6 +358,22 @@ final class KraftspecRaftMessages {
         entry.put("epoch", epoch);
         if (control) {
             ControlRecordType type = ControlRecordType.parse(record.key());
+            if (type == ControlRecordType.KRAFT_VERSION) {
+                KRaftVersionRecord message = ControlRecordUtils.deserializeKRaftVersionRecord(record);
+                ObjectNode value = entry.putObject("record");
+                value.put("type", "KRaftVersionRecord");
+                value.put("kraft_version", (int) message.kRaftVersion());
+                value.put("version", (int) message.version());
+                return entry;
+            }
+            if (type == ControlRecordType.KRAFT_VOTERS) {
+                VotersRecord message = ControlRecordUtils.deserializeVotersRecord(record);
+                ObjectNode value = entry.putObject("record");
+                value.put("type", "VotersRecord");
+                value.set("voters", votersJson(message));
+                value.put("version", (int) message.version());
+                return entry;
+            }
             if (type != ControlRecordType.LEADER_CHANGE) {
                 throw new HarnessError("a control record of type " + type + " has no trace form");
             }
@@ -381,7 +482,8 @@ final class KraftspecRaftMessages {
 
     /**
      * A FetchSnapshot response whose chunk is {@code chunk} bytes from {@code position} of {@link #snapshotBytes}'s
-     * snapshot of the stated id and size (the trace states the chunk's length, not its bytes).
+     * snapshot of the stated id and size (the trace states the chunk's length, not its bytes), whose first batch holds
+     * the {@code control_records} the chunk from byte 0 states (kept for the snapshot's later chunks).
      */
     FetchSnapshotResponseData fetchSnapshotResponse(JsonNode m, String path) {
         int leader = intField(m, "leader_id", -1);
@@ -391,13 +493,17 @@ final class KraftspecRaftMessages {
         long size = longField(m, "size", -1);
         long position = longField(m, "position", -1);
         int chunk = intField(m, "chunk", 0);
+        SnapshotControl control = position == 0
+            ? controlOf(m.get("control_records"), path + ".control_records")
+            : fetchedControl.getOrDefault(new OffsetAndEpoch(end, epoch), SnapshotControl.NONE);
+        if (position == 0) fetchedControl.put(new OffsetAndEpoch(end, epoch), control);
         MemoryRecords records = MemoryRecords.EMPTY;
         if (chunk > 0) {
             if (end < 0 || epoch < 0 || position < 0 || position + chunk > size) {
                 throw new HarnessError(path + ": a chunk of " + chunk + " bytes at " + position + " of snapshot " + id
                     + " of " + size + " bytes");
             }
-            ByteBuffer all = snapshotBytes(new OffsetAndEpoch(end, epoch), size);
+            ByteBuffer all = snapshotBytes(new OffsetAndEpoch(end, epoch), size, control);
             all.position((int) position);
             all.limit((int) (position + chunk));
             records = MemoryRecords.readableRecords(all.slice());
@@ -431,60 +537,115 @@ final class KraftspecRaftMessages {
     static final int SNAPSHOT_BATCH_BYTES = 8 * 1024;
 
     /**
-     * The data records a kraft.version-0 snapshot writer (as {@code KafkaRaftClient.createSnapshot} builds it) must
-     * be given for the frozen snapshot to hold exactly {@code size} bytes: one filler record, or two where one cannot
-     * hit the size (a varint length grows by a byte); a size below an empty snapshot's cannot be written.
+     * What {@code RecordsSnapshotWriter.Builder.build} writes after the header of a snapshot's first batch: a
+     * KRaftVersionRecord when the kraft.version is above 0, then the voter set's VotersRecord when there is one
+     * ({@code KafkaRaftClient.createSnapshot}: {@code partitionState.kraftVersionAtOffset}, {@code voterSetAtOffset}).
      */
-    static List<String> fillerFor(long size) {
+    record SnapshotControl(KRaftVersion kraftVersion, Optional<VoterSet> voters) {
+        static final SnapshotControl NONE = new SnapshotControl(KRaftVersion.KRAFT_VERSION_0, Optional.empty());
+    }
+
+    /** The control records a trace states for a snapshot's first batch (absent or empty: none). */
+    static SnapshotControl controlOf(JsonNode records, String path) {
+        if (records == null || records.isNull() || records.isEmpty()) return SnapshotControl.NONE;
+        KRaftVersion version = null;
+        Optional<VoterSet> voters = Optional.empty();
+        for (int i = 0; i < records.size(); i++) {
+            JsonNode r = records.get(i);
+            String type = r.path("type").asText();
+            if (i == 0 && type.equals("KRaftVersionRecord")) {
+                version = KRaftVersion.fromFeatureLevel((short) r.path("kraft_version").asInt());
+            } else if (i == 1 && type.equals("VotersRecord")) {
+                voters = Optional.of(VoterSet.fromVotersRecord(
+                    votersRecord(r.get("voters"), (short) intField(r, "version", 0), path + "[1].voters")));
+            } else {
+                throw new HarnessError(path + ": a snapshot's writer writes a KRaftVersionRecord and then at most a "
+                    + "VotersRecord, the trace states " + records);
+            }
+        }
+        if (version == KRaftVersion.KRAFT_VERSION_0) {
+            throw new HarnessError(path + ": a kraft.version 0 snapshot's first batch holds no control records");
+        }
+        return new SnapshotControl(version, voters);
+    }
+
+    /**
+     * The control records after the header of a snapshot's first batch, as the trace states them (the
+     * {@code "record"} of {@link #entryJson}); {@code snapshot} is the whole snapshot or a prefix holding that batch.
+     */
+    static ArrayNode controlRecordsJson(Records snapshot) {
+        ArrayNode out = NODES.arrayNode();
+        for (RecordBatch batch : snapshot.batches()) {
+            for (Record record : batch) {
+                if (batch.isControlBatch()
+                    && ControlRecordType.parse(record.key()) != ControlRecordType.SNAPSHOT_HEADER) {
+                    out.add(entryJson(batch.partitionLeaderEpoch(), true, record).get("record"));
+                }
+            }
+            break;
+        }
+        return out;
+    }
+
+    /**
+     * The data records a snapshot writer with {@code control} (as {@code KafkaRaftClient.createSnapshot} builds it)
+     * must be given for the frozen snapshot to hold exactly {@code size} bytes: one filler record, or two where one
+     * cannot hit the size (a varint length grows by a byte); a size below an empty snapshot's cannot be written.
+     */
+    static List<String> fillerFor(long size, SnapshotControl control) {
         OffsetAndEpoch id = new OffsetAndEpoch(1, 0);
-        long empty = frozenSize(id, List.of());
+        long empty = frozenSize(id, List.of(), control);
         if (size == empty) return List.of();
         for (int first = 0; first <= size; first++) {
-            long one = frozenSize(id, List.of("x".repeat(first)));
+            long one = frozenSize(id, List.of("x".repeat(first)), control);
             if (one == size) return List.of("x".repeat(first));
             if (one > size) { // a varint grew past the size: two shorter records may hit it
                 for (int a = Math.max(0, first - 4); a <= first; a++) {
                     for (int b = 0; b < 4; b++) {
                         List<String> two = List.of("x".repeat(a), "y".repeat(b));
-                        if (frozenSize(id, two) == size) return two;
+                        if (frozenSize(id, two, control) == size) return two;
                     }
                 }
                 break;
             }
         }
         throw new HarnessError("raft: a snapshot of " + size + " bytes cannot be written (an empty one holds " + empty
-            + " bytes, one with a record at least " + frozenSize(id, List.of("")) + ")");
+            + " bytes, one with a record at least " + frozenSize(id, List.of(""), control) + ")");
     }
 
-    private static long frozenSize(OffsetAndEpoch id, List<String> records) {
-        return write(id, records).remaining();
+    private static long frozenSize(OffsetAndEpoch id, List<String> records, SnapshotControl control) {
+        return write(id, records, control).remaining();
     }
 
-    /** A snapshot of {@code records} as a kraft.version-0 client writes it (header, data batch, footer). */
-    private static ByteBuffer write(OffsetAndEpoch id, List<String> records) {
+    /** A snapshot of {@code records} as a client writes it (header and control records, data batch, footer). */
+    private static ByteBuffer write(OffsetAndEpoch id, List<String> records, SnapshotControl control) {
         AtomicReference<ByteBuffer> frozen = new AtomicReference<>();
-        try (SnapshotWriter<String> writer = snapshotWriter(new MockRawSnapshotWriter(id, frozen::set))) {
+        try (SnapshotWriter<String> writer = snapshotWriter(new MockRawSnapshotWriter(id, frozen::set), control)) {
             if (!records.isEmpty()) writer.append(records);
             writer.freeze();
         }
         return frozen.get();
     }
 
-    static SnapshotWriter<String> snapshotWriter(org.apache.kafka.snapshot.RawSnapshotWriter raw) {
+    static SnapshotWriter<String> snapshotWriter(org.apache.kafka.snapshot.RawSnapshotWriter raw,
+                                                 SnapshotControl control) {
         return new RecordsSnapshotWriter.Builder()
             .setLastContainedLogTimestamp(0)
             .setTime(new MockTime(0, 0, 0))
             .setMaxBatchSizeBytes(SNAPSHOT_BATCH_BYTES)
             .setMemoryPool(MemoryPool.NONE)
             .setRawSnapshotWriter(raw)
-            .setKraftVersion(KRaftVersion.KRAFT_VERSION_0)
-            .setVoterSet(Optional.empty())
+            .setKraftVersion(control.kraftVersion())
+            .setVoterSet(control.voters())
             .build(SERDE);
     }
 
-    /** The bytes of a valid snapshot with id {@code id} and exactly {@code size} bytes (records from {@link #fillerFor}). */
-    static ByteBuffer snapshotBytes(OffsetAndEpoch id, long size) {
-        ByteBuffer bytes = write(id, fillerFor(size));
+    /**
+     * The bytes of a valid snapshot with id {@code id}, the control records {@code control} and exactly {@code size}
+     * bytes (records from {@link #fillerFor}).
+     */
+    static ByteBuffer snapshotBytes(OffsetAndEpoch id, long size, SnapshotControl control) {
+        ByteBuffer bytes = write(id, fillerFor(size, control), control);
         ByteBuffer copy = ByteBuffer.allocate(bytes.remaining());
         copy.put(bytes.duplicate()).flip();
         return copy;
@@ -582,6 +743,75 @@ final class KraftspecRaftMessages {
         response.currentLeader().setLeaderId(intField(m, "leader_id", -1)).setLeaderEpoch(intField(m, "leader_epoch", -1));
         Endpoint e = responseEndpoint(m.get("leader_endpoints"), path + ".leader_endpoints");
         if (e != null) response.currentLeader().setHost(e.host()).setPort(e.port());
+        return response;
+    }
+
+    /**
+     * AddRaftVoter from an admin client (KIP-853, {@code Admin.addRaftVoter}): the new voter's id, directory id and
+     * listeners, and whether to answer only once the VotersRecord commits (v1's {@code AckWhenCommitted}).
+     */
+    static AddRaftVoterRequestData addRaftVoterRequest(JsonNode m, String path) {
+        AddRaftVoterRequestData.ListenerCollection listeners = new AddRaftVoterRequestData.ListenerCollection();
+        JsonNode given = m.get("listeners");
+        if (given != null && !given.isNull()) {
+            for (JsonNode text : given) {
+                Endpoint e = Endpoint.parse(text.asText(), path + ".listeners");
+                listeners.add(new AddRaftVoterRequestData.Listener().setName(e.listener()).setHost(e.host())
+                    .setPort(e.port()));
+            }
+        }
+        return new AddRaftVoterRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setVoterId(intField(m, "voter_id", -1))
+            .setVoterDirectoryId(uuid(m.get("voter_directory_id")))
+            .setListeners(listeners)
+            .setAckWhenCommitted(m.path("ack_when_committed").asBoolean(true));
+    }
+
+    /** RemoveRaftVoter from an admin client (KIP-853, {@code Admin.removeRaftVoter}): the voter's id, directory id. */
+    static RemoveRaftVoterRequestData removeRaftVoterRequest(JsonNode m) {
+        return new RemoveRaftVoterRequestData()
+            .setClusterId(stringField(m, "cluster_id"))
+            .setVoterId(intField(m, "voter_id", -1))
+            .setVoterDirectoryId(uuid(m.get("voter_directory_id")));
+    }
+
+    /**
+     * The leader's answer to an auto-joining observer's AddRaftVoter or RemoveRaftVoter ({@code api}), as
+     * {@code RaftUtil.addVoterResponse} / {@code removeVoterResponse} build it: the error code and message.
+     */
+    static ApiMessage voterChangeResponse(JsonNode m, String path) {
+        Errors error = error(m.get("error"), path + ".error");
+        String message = stringField(m, "error_message");
+        String api = m.path("api").asText();
+        if (api.equals("AddRaftVoter")) {
+            return new AddRaftVoterResponseData().setErrorCode(error.code()).setErrorMessage(message);
+        }
+        if (api.equals("RemoveRaftVoter")) {
+            return new RemoveRaftVoterResponseData().setErrorCode(error.code()).setErrorMessage(message);
+        }
+        throw new HarnessError(path + ".api: expected AddRaftVoter or RemoveRaftVoter, got " + m.get("api"));
+    }
+
+    /**
+     * The ApiVersions answer of a voter being added: its error and, unless {@code kraft_version_range} is null, the
+     * {@code kraft.version} supported feature (the only one the leader reads:
+     * {@code KafkaRaftClient.handleApiVersionsResponse}).
+     */
+    static ApiVersionsResponseData apiVersionsResponse(JsonNode m, String path) {
+        ApiVersionsResponseData response = new ApiVersionsResponseData()
+            .setErrorCode(error(m.get("error"), path + ".error").code());
+        JsonNode range = m.get("kraft_version_range");
+        if (range != null && !range.isNull()) {
+            if (!range.isArray() || range.size() != 2) {
+                throw new HarnessError(path + ".kraft_version_range: expected [min, max]");
+            }
+            ApiVersionsResponseData.SupportedFeatureKeyCollection features =
+                new ApiVersionsResponseData.SupportedFeatureKeyCollection();
+            features.add(new ApiVersionsResponseData.SupportedFeatureKey().setName(KRaftVersion.FEATURE_NAME)
+                .setMinVersion((short) range.get(0).asInt()).setMaxVersion((short) range.get(1).asInt()));
+            response.setSupportedFeatures(features);
+        }
         return response;
     }
 
@@ -689,8 +919,8 @@ final class KraftspecRaftMessages {
     // ------------------------------------------------------------------------------------------
     // Kafka's outbound messages -> trace sends
 
-    /** A request the client sent (destination, type, fields, correlation id). */
-    ObjectNode request(int destination, int correlationId, ApiMessage data) {
+    /** A request client {@code source} sent (destination, type, fields, correlation id). */
+    ObjectNode request(int destination, int source, int correlationId, ApiMessage data) {
         ObjectNode send = NODES.objectNode();
         send.put("destination", destination);
         if (data instanceof VoteRequestData r) {
@@ -766,6 +996,28 @@ final class KraftspecRaftMessages {
             send.set("voter_directory_id", directory(r.voterDirectoryId()));
             ArrayNode listeners = send.putArray("listeners");
             r.listeners().forEach(l -> listeners.add(endpoint(l.name(), l.host(), l.port())));
+        } else if (data instanceof ApiVersionsRequestData) {
+            // KIP-853: the leader asks a voter being added for its supported kraft.version (AddVoterHandler)
+            send.put("type", "ApiVersionsRequest");
+        } else if (data instanceof AddRaftVoterRequestData r) {
+            // KIP-853: an auto-joining observer asks the leader to add it (pollFollowerAsObserver ->
+            // buildAddVoterRequest); its TimeoutMs (the client's request timeout) is read by no KafkaRaftClient
+            // (handleAddVoterRequest answers by its own timer), so the trace has no field for it
+            send.put("type", "AddRaftVoterRequest");
+            send.put("voter_id", r.voterId());
+            send.set("voter_directory_id", directory(r.voterDirectoryId()));
+            ArrayNode listeners = send.putArray("listeners");
+            r.listeners().forEach(l -> listeners.add(endpoint(l.name(), l.host(), l.port())));
+            send.put("ack_when_committed", r.ackWhenCommitted());
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.put("source", source);
+        } else if (data instanceof RemoveRaftVoterRequestData r) {
+            // KIP-853: an auto-joining observer asks the leader to remove its id's old voter (buildRemoveVoterRequest)
+            send.put("type", "RemoveRaftVoterRequest");
+            send.put("voter_id", r.voterId());
+            send.set("voter_directory_id", directory(r.voterDirectoryId()));
+            send.set("cluster_id", cluster(r.clusterId()));
+            send.put("source", source);
         } else {
             send.put("type", data.getClass().getSimpleName().replaceAll("Data$", ""));
         }
@@ -887,6 +1139,10 @@ final class KraftspecRaftMessages {
                 endpoints.add(endpoint(listener.value(), r.currentLeader().host(), r.currentLeader().port()));
             }
             send.put("correlation_id", correlationId);
+        } else if (data instanceof AddRaftVoterResponseData r) {
+            voterChangeResponse(send, "AddRaftVoter", r.errorCode(), r.errorMessage(), correlationId);
+        } else if (data instanceof RemoveRaftVoterResponseData r) {
+            voterChangeResponse(send, "RemoveRaftVoter", r.errorCode(), r.errorMessage(), correlationId);
         } else if (data instanceof DescribeQuorumResponseData r) {
             send.put("type", "DescribeQuorumResponse");
             send.put("error", errorName(r.errorCode()));
@@ -912,6 +1168,16 @@ final class KraftspecRaftMessages {
                 + ", which the raft trace format has no type for");
         }
         return send;
+    }
+
+    /** An AddRaftVoter or RemoveRaftVoter answer to the admin client: the API, error code and message (null: none). */
+    private static void voterChangeResponse(ObjectNode send, String api, short error, String message,
+                                            int correlationId) {
+        send.put("type", "VoterChangeResponse");
+        send.put("api", api);
+        send.put("error", errorName(error));
+        if (message == null) send.putNull("error_message"); else send.put("error_message", message);
+        send.put("correlation_id", correlationId);
     }
 
     /** A Kafka timestamp on the trace's clock (-1, "never", stays -1). */

@@ -1,0 +1,130 @@
+"""Raft traces recorded from TLC's state graph of ``KRaftVoters.tla`` (``kraftspec generate tla --component voters``):
+reproduced from the seed by the command, conformant as bundled, every edge out of a walked state made by a raft input
+but the ones ``voters_tla.LEFT_OUT`` names, the spec's log stated and checked after each edge, and flagged under the
+voter-change mutants that show in one leader's log and answers. Needs Java (TLC). ``kraftspec check --with-tlc`` does
+not judge these traces by ``KRaftVoters.tla`` yet (they go to ``KRaftQuorumTrace``)."""
+
+from __future__ import annotations
+
+import io
+import random
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from kraftspec import mutants
+from kraftspec.spec.agree import load_model
+from kraftspec.spec.state_graph import state_graph
+from kraftspec.spec.tlc_config import read_constants
+from kraftspec.traces.format import jsonl
+from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.recording import voters_tla
+from kraftspec.traces.recording.broker_tla import random_walks
+from kraftspec.traces.recording.generate import generate_command
+from kraftspec.traces.replay.check import EXIT_OK, check_command
+from kraftspec.traces.replay.verdict import replay
+
+BUNDLE = Path(jsonl.__file__).parents[1] / "tla" / "voters.jsonl.gz"
+SEED, WALKS, COVER = 20261127, 300, "kinds"
+"""The bundle: kraftspec generate tla --component voters --traces 300 --seed 20261127 --cover kinds (``edges`` would be
+38,119 paths of 468,261 edges)."""
+
+
+@pytest.fixture(scope="module")
+def graph() -> nx.MultiDiGraph:
+    model = load_model("voters")
+    found, _ = state_graph(model.module_path, model.config_path, timeout_s=600)
+    return found
+
+
+@pytest.fixture(scope="module")
+def walked(graph: nx.MultiDiGraph) -> tuple[voters_tla.Recorder, nx.MultiDiGraph]:
+    recorder = voters_tla.Recorder(graph, read_constants(load_model("voters").config_path))
+    return recorder, recorder.steps_graph()
+
+
+def _bundled() -> list[Trace]:
+    return [t for _, t in jsonl.read_jsonl(str(BUNDLE))]
+
+
+def test_the_command_reproduces_the_bundle_from_its_seed_and_it_is_conformant(
+        graph: nx.MultiDiGraph, walked: tuple[voters_tla.Recorder, nx.MultiDiGraph], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(voters_tla, "state_graph", lambda *args, **kwargs: (graph, None))
+    monkeypatch.setattr(voters_tla.Recorder, "steps_graph", lambda self: walked[1])  # built once, by the fixture
+    out, path = io.StringIO(), str(tmp_path / "voters.jsonl.gz")
+    assert generate_command("tla", path, WALKS, SEED, stream=out, cover=COVER, component="voters") == EXIT_OK
+    assert "--component voters" in out.getvalue() and f"(seed {SEED})" in out.getvalue()
+    bundled = _bundled()
+    assert [t for _, t in jsonl.read_jsonl(path)] == bundled
+    assert sum("walk" in t.meta for t in bundled) == WALKS and len(bundled) > WALKS  # then the covering set
+    report = io.StringIO()
+    assert check_command([str(BUNDLE)], False, report) == EXIT_OK, report.getvalue()[-2000:]
+    assert report.getvalue().splitlines()[-1] == \
+        f"checked {len(bundled)} traces from 1 file(s): {len(bundled)} conformant, 0 divergent, 0 unreadable"
+
+
+def test_other_seeds_walk_otherwise_and_no_walk_is_cut_short(walked: tuple[voters_tla.Recorder, nx.MultiDiGraph]) -> None:
+    recorder, graph = walked
+    def traces(seed: int) -> list[Trace]:
+        return [recorder.trace(path, f"walk-{i}", {}) for i, path in
+                enumerate(random_walks(graph, recorder.initial, random.Random(seed), 12))]
+    assert traces(7) == traces(7) != traces(8)
+    assert not recorder.ended and all(replay(t).conformant for t in traces(7))
+
+
+def test_every_edge_out_of_a_walked_state_has_an_input_but_the_left_out_ones(
+        graph: nx.MultiDiGraph, walked: tuple[voters_tla.Recorder, nx.MultiDiGraph]) -> None:
+    recorder, steps = walked
+    missing: Counter[str] = Counter()
+    for key in steps:
+        if key == recorder.initial:
+            continue
+        made = {(label, after) for _, after, label in steps.out_edges(key, keys=True)}
+        missing.update(label for _, after, label in graph.out_edges(key, keys=True) if (label, after) not in made)
+    assert missing == {"NextHighWatermark": 230, "HandleRemoveVoterRequest": 172, "HandleAddVoterApiVersions": 96}
+    assert set(missing) == set(voters_tla.LEFT_OUT)
+    assert {label for _, _, label in steps.edges(keys=True)} == {
+        voters_tla.INIT, "HandleAddVoterRequest", "HandleAddVoterApiVersions", "HandleRemoveVoterRequest",
+        "HandleUpdateVoterRequest", "MaybeAppendUpgradedKraftVersion", "NextHighWatermark", "TruncateControlRecords",
+        "BecomeLeader", "ClientAppend", "LoseLeadership", "PendingOperationExpires"}
+
+
+def test_the_traces_start_at_both_kraft_versions_and_state_the_spec_log() -> None:
+    bundled = _bundled()
+    assert {t.explicit.get("kraft_version", 0) for t in bundled} == {0, 1}
+    assert {s.action for t in bundled for s in t.steps} == {
+        "tick", "vote_response", "add_raft_voter_request", "fetch_request", "api_versions_response",
+        "remove_raft_voter_request", "update_raft_voter_request", "upgrade_kraft_version", "fetch_response",
+        "begin_quorum_epoch_request", "append"}
+    records = {e["record"]["type"] for t in bundled for s in t.steps if s.post for e in s.post["log"]
+               if isinstance(e["record"], dict)}
+    assert records == {"LeaderChangeMessage", "KRaftVersionRecord", "VotersRecord"}
+    upgraded = next(t for t in bundled if t.explicit.get("kraft_version", 0) == 0
+                    and any(s.action == "upgrade_kraft_version" for s in t.steps))
+    index = next(i for i, s in enumerate(upgraded.steps) if s.action == "upgrade_kraft_version")
+    step = upgraded.steps[index]
+    assert step.post is not None and step.post["log"][-2]["record"]["type"] == "KRaftVersionRecord"
+    voters = step.post["log"][-1]["record"]["voters"]
+    assert [v["id"] for v in voters] == [1, 2, 3] and all(v["directory_id"] for v in voters)
+    told = [*step.post["log"][:-1], {**step.post["log"][-1], "record": {
+        **step.post["log"][-1]["record"], "voters": [{**v, "directory_id": None} for v in voters]}}]
+    wrong = replace(upgraded, steps=upgraded.steps[:index] + (replace(step, post={**step.post, "log": told}),))
+    verdict = replay(wrong)
+    assert verdict.divergence is not None and verdict.divergence.step == index
+
+
+@pytest.mark.parametrize(("mutant", "rule", "least"), [
+    ("voters_majority_of_epoch_start", "kraftspec.reference.raft._handle_fetch_request", 10),
+    ("voters_committed_at_own_offset", "kraftspec.reference.raft._handle_remove_voter_request", 30),
+    ("voters_no_bootstrap_records", "kraftspec.reference.raft._handle_vote_response", 100),
+    ("voters_truncation_keeps_end_offset", "kraftspec.reference.raft._poll", 5),
+])
+def test_voter_change_mutants_are_flagged_by_the_bundle(mutant: str, rule: str, least: int) -> None:
+    bundled = _bundled()
+    with mutants.get(mutant).applied():
+        flagged = [v.divergence for t in bundled for v in [replay(t)] if v.divergence is not None]
+    assert len(flagged) >= least and rule in {d.rule for d in flagged}
