@@ -320,7 +320,6 @@ def listener_loads_snapshot(committed_end: int, starting: bool, high_watermark: 
     return next_offset < high_watermark and (starting or next_offset < log_start_offset)
 
 
-
 def int32(value: int) -> int:
     """Java's ``(int)`` cast: the low 32 bits of ``value`` as a signed int (two's complement)."""
     value &= 0xFFFFFFFF

@@ -85,7 +85,9 @@ LEFT_OUT = {
     "HandleAddVoterApiVersions": "caught up, from two voters to three while the log holds uncommitted records: the "
                                  "new voter, fetched up to the log end, makes a majority with the leader, so Kafka's "
                                  "high watermark moves as the VotersRecord is written (the spec moves it by a later "
-                                 "NextHighWatermark)",
+                                 "NextHighWatermark); or the leader that removed itself added back: its own Fetch "
+                                 "would show it caught up, and Kafka's leader throws on a Fetch from itself "
+                                 "(LeaderState.updateFetchedVoters)",
     "NextHighWatermark": "to an offset inside a batch: a follower fetches whole batches (Kafka's leader answers a Fetch "
                          "from inside a batch with the whole batch), so the majority's offset is a batch's end",
 }
