@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for count in args.kafka_nodes:
             paths = raft_mixed.HardPaths()
-            started, steps, violations, disagreements, shown = time.perf_counter(), 0, 0, 0, 0
+            started, steps, violations, disagreements, inexpressible, shown = time.perf_counter(), 0, 0, 0, 0, 0
             for seed in range(*args.seeds):
                 result = raft_mixed.run(seed, count, processes, args.rules, args.faults, args.snapshots,
                                         args.dynamic)
@@ -48,18 +48,20 @@ def main(argv: list[str] | None = None) -> int:
                 paths.add(result.paths)
                 violations += result.failure is not None
                 disagreements += len(result.disagreements)
-                if (result.failure or result.disagreements) and shown < 3:
+                inexpressible += result.inexpressible is not None
+                if (result.failure or result.disagreements or result.inexpressible) and shown < 3:
                     shown += 1
-                    print(f"seed {seed} (Kafka nodes {result.kafka_nodes}): {result.failure or ''}")
+                    print(f"seed {seed} (Kafka nodes {result.kafka_nodes}): "
+                          f"{result.failure or result.inexpressible or ''}")
                     for node in result.disagreements:
                         print(f"  node {node}: {describe(result.verdicts[node])}")
             seconds = time.perf_counter() - started
             runs = args.seeds[1] - args.seeds[0]
-            failed = failed or violations > 0 or disagreements > 0
+            failed = failed or violations > 0 or disagreements > 0 or inexpressible > 0
             print(f"{count} Kafka-backed node(s), Kafka {args.kafka}: {runs} runs (seeds {args.seeds[0]}.."
                   f"{args.seeds[1] - 1}, {args.rules} rules each): {violations} safety violations or refusals, "
-                  f"{disagreements} node views disagreeing; {steps} steps on Kafka, {steps / seconds:.0f} Kafka "
-                  f"steps/s ({seconds:.0f} s)")
+                  f"{disagreements} node views disagreeing, {inexpressible} runs stopped at a step the harness "
+                  f"cannot put to Kafka; {steps} steps on Kafka, {steps / seconds:.0f} Kafka steps/s ({seconds:.0f} s)")
             print(f"  hard paths: {paths.truncations_under_hw} truncations of a diverging log under a leader with a "
                   f"high watermark, {paths.leader_changes_with_uncommitted} leader changes with uncommitted entries, "
                   f"restarts by role: {dict(sorted(paths.restarts.items()))}", flush=True)

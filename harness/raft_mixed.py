@@ -30,38 +30,31 @@ its ``log_start_offset``: what lies before it is in its snapshot, durable and no
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from kraftspec.harness import raft as hooks
-from kraftspec.harness.jvm import KafkaProcess
-from kraftspec.models.raft import CONFIG, MAX_IN_FLIGHT, NODES, VOTERS, restarted
+from kraftspec.harness.jvm import HarnessError, KafkaProcess
+from kraftspec.models.raft import MAX_IN_FLIGHT, NODES, VOTERS, restarted
 from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, trace_from_json
 from kraftspec.traces.recording.raft_simulate import (
-    DYNAMIC_RULES,
-    FAULT_RULES,
-    RULES,
-    SHUTDOWN_TIMEOUTS_MS,
-    SNAPSHOT_MAX_BYTES,
-    SNAPSHOT_RULES,
-    add_voter_request,
+    SimulatedQuorum,
     api_versions_answer,
     bootstrap_server_node,
-    explicit_json,
     failed_response,
+    input_of,
     latest_voters,
-    node_ids,
-    remove_voter_request,
     removed_voter_acknowledges,
     snapshot_sizes,
 )
 from kraftspec.reference.raft_messages import (
     ApiVersionsRequest,
     BeginQuorumEpochRequest,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
     EndQuorumEpochRequest,
     FetchRequest,
     FetchSnapshotRequest,
@@ -173,9 +166,10 @@ class Safety(AssertionError):
 
 
 @dataclass
-class MixedQuorum:
+class MixedQuorum(SimulatedQuorum[dict[str, Any]]):
     """One seeded run: four nodes (five in half the ``dynamic`` runs), ``kafka_nodes`` of them run by Kafka (one process
-    each, from ``processes``)."""
+    each, from ``processes``); ``raft_simulate.SimulatedQuorum`` draws the rules, sends in flight as the trace states
+    them."""
 
     seed: int
     kafka_nodes: tuple[int, ...]
@@ -186,29 +180,13 @@ class MixedQuorum:
 
     def __post_init__(self) -> None:
         tags = (":snapshots" if self.snapshots else "") + (":dynamic" if self.dynamic else "")
-        self.rng = random.Random(f"raft-mixed{tags}:{self.seed}")
-        self.rules = ((FAULT_RULES if self.faults else RULES) + (SNAPSHOT_RULES if self.snapshots else ())
-                      + (DYNAMIC_RULES if self.dynamic else ()))
-        self.now = 0
-        self.ids = node_ids(self.rng, self.dynamic)
-        self.campaigners = self.ids if self.dynamic else tuple(sorted(VOTERS))  # who may lead: asked to resign
-        config = dataclasses.asdict(CONFIG)
-        if self.snapshots:
-            config["fetch_snapshot_max_bytes"] = SNAPSHOT_MAX_BYTES
-        else:
-            del config["fetch_snapshot_max_bytes"]
-        self.explicit = {n: explicit_json(n, config, self.rng.randrange(CONFIG.election_timeout_ms), self.dynamic)
-                         for n in self.ids}
+        super().__init__(random.Random(f"raft-mixed{tags}:{self.seed}"), self.faults, self.snapshots, self.dynamic)
         backing = dict(zip(self.kafka_nodes, self.processes))
         self.nodes = {n: KafkaNode(backing[n], self.explicit[n]) if n in backing else ReferenceNode(self.explicit[n])
                       for n in self.ids}
         self.posts = {n: raft_replay.observe(explicit_state(self.explicit[n]), 0) for n in self.ids}
         self.steps: dict[int, list[dict[str, Any]]] = {n: [] for n in self.ids}
-        self.requests = 0  # the admin's voter-change requests so far
         self.down: set[int] = set()  # Kafka nodes whose restart Kafka's client refused (``dynamic``)
-        self.servers: dict[tuple[int, int, int], int] = {}  # (node, requester, correlation id) -> bootstrap server id
-        self.in_flight: list[dict[str, Any]] = []
-        self.next_value = 0
         self.paths = HardPaths()
         self.leaders: dict[int, int] = {}  # epoch -> its one leader
         self.highest_hw: dict[int, int] = {}
@@ -220,8 +198,7 @@ class MixedQuorum:
     # inputs
 
     def _timed(self) -> dict[str, Any]:
-        return {"now": self.now, "jitter": self.rng.randrange(CONFIG.election_timeout_ms),
-                "bootstrap": self.rng.randrange(len(self.ids) if self.dynamic else len(VOTERS))}
+        return {"now": self.now, "jitter": self.jitter(), "bootstrap": self.bootstrap()}
 
     def _kind(self, n: int) -> str:
         return "kafka" if self.nodes[n].kafka else "reference"
@@ -234,7 +211,7 @@ class MixedQuorum:
     def input(self, n: int, obj: dict[str, Any], timed: bool = True, address: Optional[int] = None) -> None:
         """Node ``n`` takes one input (``timed``: with the time, jitter and bootstrap index drawn now); its sends go on
         the network, its post-state is checked. A stopped node takes none but a restart: a request to it (sent to
-        ``address``, default ``n``) fails, and nothing is drawn for it (``raft_simulate``'s ``deliver``: both runs
+        ``address``, default ``n``) fails, and nothing is drawn for it (``raft_simulate``'s ``take``: both runs
         draw in the same order)."""
         before = self.posts[n]
         if self.stopped(n) and (obj["action"] != "restart" or n in self.down):
@@ -273,59 +250,43 @@ class MixedQuorum:
         return raft_replay.sent(api_versions_answer(n, Send(destination=send["destination"], message=request)))
 
     def _as_server(self, send: dict[str, Any]) -> dict[str, Any]:
-        """``raft_simulate.as_bootstrap_server``: an answer to a request that came through a bootstrap server id
-        names that id as its ``source``."""
-        server = self.servers.get((send.get("source"), send["destination"], send.get("correlation_id")))
+        """``raft_simulate``'s ``_as_server``: an answer to a request that came through a bootstrap server id names
+        that id as its ``source`` (``SimulatedQuorum.server_of``)."""
+        server = self.server_of(send.get("source"), send["destination"], send.get("correlation_id"))
         return send if server is None else {**send, "source": server}
 
-    def calm(self, rounds: int) -> None:
-        """``raft_simulate``'s ``calm``: ``rounds`` rounds of the ``quiet`` rule."""
-        for _ in range(rounds):
-            for n in self.ids:
-                self.tick(n, 300 if n == self.ids[0] else 0)
-            self.deliver_all()
+    def take(self, n: int, message: Any) -> None:
+        """Node ``n`` takes ``message`` as a trace states the input (``raft_simulate.input_of``)."""
+        action, args = input_of(message)
+        self.input(n, {"action": action, **RAFT.encode_input(action, args)})
 
-    def change_voters(self, add: bool) -> None:
-        """``raft_simulate``'s ``change_voters``: after a calm spell the admin asks the newest leader to add a node or
-        remove a voter, then another calm spell."""
-        self.calm(self.rng.randint(2, 5))
-        leaders = [n for n in self.ids if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
-        if not leaders:
-            return
-        leader = max(leaders, key=lambda n: self.posts[n]["epoch"])
-        voters = latest_voters(self.posts[leader]["log"])
-        targets = [n for n in self.ids if (n not in voters) == add]
-        if targets:
-            target, self.requests = self.rng.choice(targets), self.requests + 1
-            request = (add_voter_request(target, self.requests) if add
-                       else remove_voter_request(target, self.requests))
-            action = "add_raft_voter_request" if add else "remove_raft_voter_request"
-            self.input(leader, {"action": action, "message": to_json(request)})
-        self.calm(self.rng.randint(2, 5))
-
-    def deliver(self, send: Mapping[str, Any]) -> None:
-        """``raft_simulate``'s ``deliver``: to the node at the send's destination (``bootstrap_server_node``)."""
+    def arrive(self, send: dict[str, Any]) -> None:
+        """``raft_simulate``'s ``take``: to the node at the send's destination (``SimulatedQuorum.reach``)."""
         message = {k: v for k, v in send.items() if k not in ("destination", "type")}
-        destination = send["destination"]
-        n = bootstrap_server_node(destination)
-        if destination != n and "replica_id" in message:  # answered as that bootstrap server
-            self.servers[(n, message["replica_id"], message["correlation_id"])] = destination
-        self.input(n, {"action": ACTION_OF_TYPE[send["type"]], "message": message}, address=destination)
+        n = self.reach(send["destination"], message.get("replica_id"), message.get("correlation_id"))
+        self.input(n, {"action": ACTION_OF_TYPE[send["type"]], "message": message}, address=send["destination"])
 
-    def tick(self, n: int, elapsed: int) -> None:
-        self.now += elapsed
-        self.input(n, {"action": "tick"})
+    def newest_leader(self) -> Optional[int]:
+        leaders = [n for n in self.ids if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
+        return max(leaders, key=lambda n: self.posts[n]["epoch"]) if leaders else None
 
-    def deliver_all(self) -> None:
-        batch, self.in_flight = self.in_flight, []
-        for send in batch:
-            self.deliver(send)
+    def led_epoch(self, n: int) -> Optional[int]:
+        return self.posts[n]["epoch"] if self.posts[n]["leader_id"] == n else None
+
+    def stated_log(self, n: int) -> list[dict[str, Any]]:
+        return self.posts[n]["log"]
+
+    def failable(self, send: dict[str, Any]) -> bool:
+        return send["type"] in FAILABLE
+
+    def failure(self, send: dict[str, Any]) -> dict[str, Any]:
+        return failed(send)
 
     def crash(self, n: int) -> None:
         """``raft_simulate``'s ``crash``: not drawn for a reference node the reference refuses to restart
         (``models.raft.restarted``). Kafka's client refusing to restart a Kafka node (``dynamic``) leaves it down
         (its view ends there; counted as a ``refused`` restart)."""
-        jitter, node = self.rng.randrange(CONFIG.election_timeout_ms), self.nodes[n]
+        jitter, node = self.jitter(), self.nodes[n]
         if isinstance(node, ReferenceNode) and restarted(node.node, self.now, jitter) is None:
             return
         role = self.posts[n]["role"]
@@ -341,14 +302,14 @@ class MixedQuorum:
         self.highest_hw.pop(n, None)
 
     def snapshot(self, n: int) -> None:
-        """``raft_simulate``'s ``snapshot``: node ``n`` snapshots its log at its high watermark (read off its post-state)."""
+        """``raft_simulate``'s ``snapshot``: node ``n`` snapshots its log at its high watermark (read off its
+        post-state)."""
         post = self.posts[n]
         hw, start = post["high_watermark"], post["log_start_offset"]
         if self.stopped(n) or hw <= start:
             return
-        size = self.rng.choice(snapshot_sizes(self.dynamic))
-        self.input(n, {"action": "create_snapshot", "end_offset": hw, "epoch": post["log"][hw - 1 - start]["epoch"],
-                       "size": size})
+        self.take(n, CreateSnapshot(end_offset=hw, epoch=post["log"][hw - 1 - start]["epoch"],
+                                    size=self.rng.choice(snapshot_sizes(self.dynamic))))
 
     def clean(self, n: int) -> None:
         """``raft_simulate``'s ``clean``: node ``n``'s cleaner advances its log start to its latest snapshot."""
@@ -357,62 +318,7 @@ class MixedQuorum:
         if (self.stopped(n) or latest is None or latest[0] <= post["log_start_offset"]
                 or latest[0] > max(post["high_watermark"], 0)):
             return
-        self.input(n, {"action": "delete_before_snapshot", "end_offset": latest[0], "epoch": latest[1]})
-
-    def rule(self) -> None:
-        """One rule of ``raft_simulate``'s mix, drawn from this run's seeded generator."""
-        kind, rng = self.rng.choice(self.rules), self.rng
-        if kind == "tick":
-            self.tick(rng.choice(self.ids), rng.choice((0, 100, 600, 1500)))
-        elif kind in ("tick_all", "quiet"):
-            for _ in range(1 if kind == "tick_all" else rng.randint(1, 4)):
-                elapsed = rng.choice((100, 600, 1500)) if kind == "tick_all" else 300
-                for n in self.ids:
-                    self.tick(n, elapsed if n == self.ids[0] else 0)
-                if kind == "quiet":
-                    self.deliver_all()
-        elif kind == "deliver_all":
-            self.deliver_all()
-        elif kind == "append":
-            leaders = [n for n in self.ids if self.posts[n]["role"] == "Leader" and not self.stopped(n)]
-            if leaders:
-                self.next_value += 1
-                newest = max(leaders, key=lambda n: self.posts[n]["epoch"])
-                self.input(newest, {"action": "append", "records": [f"r{self.next_value}"]})
-        elif kind == "resign":
-            n = rng.choice(self.campaigners)
-            if self.posts[n]["leader_id"] == n and not self.stopped(n):
-                self.input(n, {"action": "resign", "epoch": self.posts[n]["epoch"]})
-        elif kind == "crash":
-            self.crash(rng.choice(self.ids))
-        elif kind == "shutdown":
-            self.input(rng.choice(self.ids), {"action": "shutdown", "timeout_ms": rng.choice(SHUTDOWN_TIMEOUTS_MS)})
-        elif kind == "revive":
-            stopped = [n for n in self.ids if self.stopped(n)]
-            if stopped:
-                self.crash(rng.choice(stopped))
-        elif kind == "snapshot":
-            self.snapshot(rng.choice(self.ids))
-        elif kind == "clean":
-            self.clean(rng.choice(self.ids))
-        elif kind == "compact":
-            for n in self.ids:
-                self.snapshot(n)
-                self.clean(n)
-        elif kind in ("add_voter", "remove_voter"):
-            self.change_voters(kind == "add_voter")
-        elif kind == "fail":
-            requests = [i for i, send in enumerate(self.in_flight) if send["type"] in FAILABLE]
-            if requests:
-                self.in_flight.append(failed(self.in_flight.pop(rng.choice(requests))))
-        elif self.in_flight:
-            pick = rng.randrange(len(self.in_flight))
-            if kind == "deliver":
-                self.deliver(self.in_flight.pop(pick))
-            elif kind == "duplicate":
-                self.in_flight.append(self.in_flight[pick])
-            else:
-                self.in_flight.pop(pick)
+        self.take(n, DeleteBeforeSnapshot(end_offset=latest[0], epoch=latest[1]))
 
     # -------------------------------------------------------------------------------------------
     # safety (on the post-states) and hard paths
@@ -515,7 +421,8 @@ class MixedQuorum:
 
 @dataclass
 class RunResult:
-    """One run: its seed, the Kafka-backed nodes, the verdict on each node's view, a safety break or refusal."""
+    """One run: its seed, the Kafka-backed nodes, the verdict on each node's view, a safety break or refusal, or the
+    step the harness cannot put to Kafka (``inexpressible``: the run stops there, its views are still judged)."""
 
     seed: int
     kafka_nodes: tuple[int, ...]
@@ -523,6 +430,7 @@ class RunResult:
     paths: HardPaths
     failure: Optional[str] = None
     kafka_steps: int = 0
+    inexpressible: Optional[str] = None
 
     @property
     def disagreements(self) -> list[int]:
@@ -537,12 +445,14 @@ def run(seed: int, kafka_count: int, processes: Sequence[KafkaProcess], rules: i
     pick = random.Random(f"raft-mixed-nodes:{seed}")
     kafka_nodes = tuple(sorted(pick.sample(NODES, kafka_count)))
     quorum = MixedQuorum(seed, kafka_nodes, processes[:kafka_count], faults, snapshots, dynamic)
-    failure = None
+    failure = inexpressible = None
     try:
         for _ in range(rules):
             quorum.rule()
     except (Safety, Refused) as exc:
         failure = f"{type(exc).__name__}: {exc}"
+    except HarnessError as exc:
+        inexpressible = str(exc).strip().splitlines()[0]
     verdicts = {n: replay(trace_from_json(obj)) for n, obj in quorum.views().items()}
     return RunResult(seed, kafka_nodes, verdicts, quorum.paths, failure,
-                     sum(len(quorum.steps[n]) for n in kafka_nodes))
+                     sum(len(quorum.steps[n]) for n in kafka_nodes), inexpressible)

@@ -98,6 +98,17 @@ class QuorumNetwork(RuleBasedStateMachine):
     def _deliver(self, send: Send, jitter: int, bootstrap: int) -> None:
         self._step(send.destination, send.message, jitter, bootstrap)
 
+    def _isolate(self, node: int, rounds: int, jitter: int, bootstrap: int) -> None:
+        """The calm period of every model's ``run_isolated``: rounds of 300 ms in which a client appends a record, every
+        node polls and every message arrives in order (``_deliver``) except those to ``node``, which are lost."""
+        for _ in range(rounds):
+            self.append(jitter, bootstrap)
+            self.tick_all(300, jitter, bootstrap)
+            batch, self.in_flight = self.in_flight, []
+            for send in batch:
+                if send.destination != node:
+                    self._deliver(send, jitter, bootstrap)
+
     def _newest_leader(self) -> int | None:
         leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader)]
         return max(leaders, key=lambda n: self.nodes[n].state.epoch) if leaders else None
@@ -345,13 +356,7 @@ class RaftSnapshotModel(RaftQuorumModel):
         """A calm period in which one node hears nothing: rounds of 300 ms in which a client appends a record, every
         node polls and every message arrives in order except those to ``node``, which are lost (it falls behind the
         others' log starts)."""
-        for _ in range(rounds):
-            self.append(jitter, bootstrap)
-            self.tick_all(300, jitter, bootstrap)
-            batch, self.in_flight = self.in_flight, []
-            for send in batch:
-                if send.destination != node:
-                    self._step(send.destination, send.message, jitter, bootstrap)
+        self._isolate(node, rounds, jitter, bootstrap)
 
     @rule(jitter=jitters, bootstrap=bootstraps)
     def catch_up_quietly(self, jitter: int, bootstrap: int) -> None:

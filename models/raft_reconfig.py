@@ -373,13 +373,7 @@ class RaftReconfigModel(QuorumNetwork):
             self.request_add_voter(voter, jitter, bootstrap)
         elif change == "remove":
             self.request_remove_voter(voter, jitter, bootstrap)
-        for _ in range(rounds):
-            self.append(jitter, bootstrap)
-            self.tick_all(300, jitter, bootstrap)
-            batch, self.in_flight = self.in_flight, []
-            for send in batch:
-                if send.destination != node:
-                    self._deliver(send, jitter, bootstrap)
+        self._isolate(node, rounds, jitter, bootstrap)
         self.freeze_snapshot_on_every_node(size, jitter, bootstrap)
         self.run_quietly(CATCH_UP_ROUNDS, jitter, bootstrap)
 

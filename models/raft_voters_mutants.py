@@ -3,7 +3,7 @@
 Each replacement keeps the signature of its target in ``kraftspec.reference``; ``tests/test_raft_voters_mutants.py``
 applies each one and checks that every layer in ``caught_by`` fails: ``scenario`` (``test_raft_voters_scenarios.py``),
 ``audit`` (the crafted kraft.version 1 logs of ``test_metalog_voters.py``), ``agree`` (``kraftspec agree voters``: the
-reference's state graph against ``spec/KRaftVoters.tla``'s) and ``kafka`` (Kafka's own ``VoterSet`` and
+reference's state graph against ``spec/KRaftVoters.tla``'s, with snapshots under ``KRaftVoters.snapshots.cfg``) and ``kafka`` (Kafka's own ``VoterSet`` and
 ``VoterSetHistory`` through the harness, ``test_kafka_voters.py``); for the Raft client's own rules, ``client`` (the
 ``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of
 ``test_raft_snapshot_fetch_scenarios.py``), ``replay`` (a ``--dynamic``
@@ -41,6 +41,12 @@ def _remove_last_voter(voters: VoterSet, key: ReplicaKey) -> Optional[VoterSet]:
 def _truncation_keeps_the_end_offset(history: LogHistory, end_offset: int) -> LogHistory:
     """Truncating the log to ``end_offset`` keeps the voter set written at ``end_offset`` itself (an off-by-one)."""
     return LogHistory(entries=tuple(e for e in history.entries if e[0] <= end_offset))
+
+
+def _trim_forgets_the_voter_set(history: LogHistory, start_offset: int) -> LogHistory:
+    """Trimming the history to a new snapshot drops every entry at or before its end, the one in force there too: a
+    deleted prefix takes the voter set and kraft.version with it."""
+    return LogHistory(entries=tuple(e for e in history.entries if e[0] > start_offset))
 
 
 def _committed_at_its_own_offset(high_watermark: Optional[int], last_offset: int) -> bool:
@@ -117,6 +123,10 @@ MUTANTS: list[Mutant] = [
            "a log truncated to offset e keeps the voter set written at e, which the truncation removed",
            "kraftspec.reference.raft_voter_history:truncate_new_entries", _truncation_keeps_the_end_offset,
            ("scenario", "client", "agree", "kafka")),
+    Mutant("voters_trim_forgets_voter_set", "voters",
+           "a snapshot's trim of the history drops the voter set and kraft.version in force at its end",
+           "kraftspec.reference.raft_voter_history:truncate_old_entries", _trim_forgets_the_voter_set,
+           ("scenario", "client", "agree")),
     Mutant("voters_committed_at_own_offset", "voters",
            "completes a voter change when the high watermark reaches its VotersRecord's offset, before it commits",
            "kraftspec.reference.raft_reconfig:voter_change_committed", _committed_at_its_own_offset,
@@ -152,5 +162,5 @@ MUTANTS: list[Mutant] = [
     Mutant("voters_fetched_snapshot_ignored", "voters",
            "a follower that loads a snapshot fetched from its leader keeps its voters instead of the snapshot's",
            "kraftspec.reference.raft_voter_history:snapshot_load_needed", _snapshot_loaded_only_at_start,
-           ("client", "model", "crosshair")),
+           ("client", "model", "crosshair", "agree")),
 ]

@@ -44,8 +44,9 @@ BOOTSTRAP_SNAPSHOT_ID = (0, 0)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RaftLog:
-    """Entries at offsets start..LEO-1, the epoch cache ((epoch, start offset) ascending), the flushed end and the
-    frozen snapshots, ascending by id."""
+    """Entries at offsets start..LEO-1, the epoch cache ((epoch, start offset) ascending), the flushed end, the
+    frozen snapshots, ascending by id, and the log's own high watermark: the last one the client gave it
+    (``MockLog.updateHighWatermark``), which outlives the role that knew it; 0 in a reopened log."""
 
     entries: tuple[LogEntry, ...] = ()
     epoch_cache: tuple[tuple[int, int], ...] = ()
@@ -53,6 +54,7 @@ class RaftLog:
     last_fetched_epoch: int = 0
     start_offset: int = 0
     snapshots: tuple[Snapshot, ...] = ()
+    high_watermark: int = 0
 
     @property
     def end_offset(self) -> int:
@@ -141,12 +143,12 @@ def recover(log: RaftLog) -> RaftLog:
     survive; when no entry does, the log is its latest snapshot: it starts and ends there, in its epoch (Kafka 4.3
     ``MockLog.endOffset``, ``startOffset`` and ``lastFetchedEpoch`` of a log without batches; ``MockLog`` starts such
     a log at its earliest snapshot, which differs only while an older snapshot is kept); the flushed end is kept
-    (``MockLog.reopen`` leaves ``firstUnflushedOffset``)."""
+    (``MockLog.reopen`` leaves ``firstUnflushedOffset``) and the high watermark is 0 (``MockLog.reopen``)."""
     if log.snapshots and log.flushed_end_offset <= log.start_offset:
         latest = log.snapshots[-1]
         return RaftLog(start_offset=latest.end_offset, flushed_end_offset=log.flushed_end_offset,
                        last_fetched_epoch=latest.epoch, snapshots=log.snapshots)
-    log = truncate_to(log, log.flushed_end_offset)
+    log = truncate_to(evolve(log, high_watermark=0), log.flushed_end_offset)
     if log.epoch_cache and log.epoch_cache[-1][1] >= log.end_offset:
         cache = tuple(c for c in log.epoch_cache if c[1] < log.end_offset)
         return evolve(log, epoch_cache=cache, last_fetched_epoch=cache[-1][0] if cache else _epoch_without_cache(log))
@@ -228,14 +230,15 @@ def freeze_snapshot(log: RaftLog, snapshot: Snapshot) -> RaftLog:
 def truncate_to_latest_snapshot(log: RaftLog) -> Optional[RaftLog]:
     """``truncateToLatestSnapshot`` (Kafka 4.3 ``MockLog``): when the latest snapshot is ahead of the log
     (:func:`raft_rules.snapshot_replaces_log`) the whole log is dropped, the log starts (and ends, flushed) at the
-    snapshot, older snapshots are forgotten; else None (nothing truncated), KIP-630."""
+    snapshot, older snapshots are forgotten and the log's high watermark moves to the snapshot's end; else None
+    (nothing truncated), KIP-630."""
     latest = log.latest_snapshot
     last_epoch = log.epoch_cache[-1][0] if log.epoch_cache else 0
     if latest is None or not raft_rules.snapshot_replaces_log(latest.epoch, latest.end_offset, last_epoch,
                                                               log.end_offset):
         return None
     return RaftLog(entries=(), epoch_cache=(), flushed_end_offset=latest.end_offset, last_fetched_epoch=latest.epoch,
-                   start_offset=latest.end_offset, snapshots=(latest,))
+                   start_offset=latest.end_offset, snapshots=(latest,), high_watermark=latest.end_offset)
 
 
 def delete_before_snapshot(log: RaftLog, end_offset: int, epoch: int, high_watermark: int) -> RaftLog:

@@ -19,24 +19,24 @@
 (* MaybeSendVoteRequests ~ a Prospective's pre-vote request (epoch       *)
 (* unchanged) or a Candidate's vote request, one voter at a time;          *)
 (* MaybeSendBeginQuorumEpochRequests, MaybeSendFetchOrFetchSnapshot ~ the  *)
-(* sends of raft.py named so; HandleVoteRequest, HandleVoteResponse,       *)
-(* HandleBeginQuorumEpochRequest, HandleFetchRequest, HandleFetchResponse  *)
-(* ~ the handlers _handle_vote_request, ... of raft.py (node n takes one   *)
-(* such message); Crash ~ raft.restart; ClientAppend ~ an Append to the    *)
-(* leader. Timeout, ClientAppend, Crash, Drop and Duplicate move the       *)
-(* environment.                                                            *)
-(* Snapshots (KIP-630, §3.7): HandleCreateSnapshot ~ the state machine's *)
-(* snapshot of everything committed (raft._handle_create_snapshot, at the *)
-(* node's high watermark), DeleteBeforeSnapshot ~ the log cleaner moving   *)
-(* the log start to a snapshot; a Fetch the leader cannot serve from its   *)
-(* log is answered with its latest snapshot id, which the follower fetches *)
-(* (MaybeSendFetchOrFetchSnapshot to its leader, then                      *)
+(* sends of reference/raft.py named so; HandleVoteRequest,                 *)
+(* HandleVoteResponse, HandleBeginQuorumEpochRequest, HandleFetchRequest,  *)
+(* HandleFetchResponse ~ its handlers _handle_vote_request, ... (node n    *)
+(* takes one such message); Crash ~ raft.restart; ClientAppend ~ an        *)
+(* Append to the leader. Timeout, ClientAppend, Crash, Drop and Duplicate  *)
+(* move the environment.                                                   *)
+(* Snapshots (KIP-630, §3.7): HandleCreateSnapshot ~ the state machine's   *)
+(* snapshot of everything committed (raft_snapshot.handle_create_snapshot, *)
+(* at the node's high watermark), DeleteBeforeSnapshot ~ the log cleaner   *)
+(* moving the log start to a snapshot; a Fetch the leader cannot serve     *)
+(* from its log is answered with its latest snapshot id, which the         *)
+(* follower fetches (MaybeSendFetchOrFetchSnapshot to its leader, then     *)
 (* HandleFetchSnapshotRequest / HandleFetchSnapshotResponse) and loads in  *)
 (* place of its log. A snapshot is one chunk: the spec's requests ask from *)
 (* position 0 and the whole snapshot is smaller than a chunk (the          *)
 (* reference's chunking, raft_rules.snapshot_chunk_size, is abstracted).   *)
 (* Snapshot contents are not modelled: a snapshot is its id (end offset,   *)
-(* epoch), and log[n] holds the entries from the log start start[n] on.   *)
+(* epoch), and log[n] holds the entries from the log start start[n] on.    *)
 (* A crash recovers from the latest snapshot plus the flushed log.         *)
 (* Timers and resends are not modelled: a node may send whenever its role  *)
 (* allows, and the leader's check quorum and resignation are left out. A   *)
@@ -87,11 +87,12 @@ VARIABLES role,      \* Unattached, Prospective, Candidate, Leader, Follower or 
           start,     \* the log start offset: log[n] holds the entries at offsets start[n]..LEO-1
           snaps,     \* the frozen snapshots' ids <<end offset, epoch>> (they survive a crash)
           fetchingSnap, \* a Follower's snapshot download (its id), else NoSnapshot
-          snapshots  \* snapshots created so far
+          snapshots, \* snapshots created so far
+          logHw      \* the log's own high watermark (RaftLog.highWatermark): the last one known, 0 after a crash
 
 snapVars == <<start, snaps, snapshots>>
 vars == <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, msgs, committed, faults,
-          timeouts, start, snaps, fetchingSnap, snapshots>>
+          timeouts, start, snaps, fetchingSnap, snapshots, logHw>>
 
 ASSUME Cardinality(Voters) >= 2  \* a lone voter wins its pre-vote and vote at once: not modelled
 
@@ -151,6 +152,12 @@ HwCandidate(offsets) ==
         /\ \A v \in Voters : Cardinality({w \in Voters : offsets[w] >= offsets[v]}) >= Majority => offsets[v] <= x
 NextHw(current, offsets, epochStart) ==
     IF HwCandidate(offsets) > epochStart /\ HwCandidate(offsets) > current THEN HwCandidate(offsets) ELSE current
+
+(* KIP-630 RaftLog.highWatermark, which createSnapshot and deleteBeforeSnapshot check: the state's while it knows *)
+(* one, else the last the log was given (a new Leader, Resigned and the states after it keep it).               *)
+LogHw(n) == IF hw[n] >= 0 THEN hw[n] ELSE logHw[n]
+(* log.updateHighWatermark wherever a high watermark becomes known (raft.step after the input and the poll). *)
+LogHwFollows == logHw' = [x \in Nodes |-> IF hw'[x] >= 0 THEN hw'[x] ELSE logHw[x]]
 
 (* The HW a state change carries over: a Resigned leader has none. *)
 CarriedHw(n) == IF role[n] = "Resigned" THEN -1 ELSE hw[n]
@@ -217,6 +224,7 @@ Init ==
     /\ snaps = [n \in Nodes |-> {}]
     /\ fetchingSnap = [n \in Nodes |-> NoSnapshot]
     /\ snapshots = 0
+    /\ logHw = [n \in Nodes |-> 0]
 
 ----------------------------------------------------------------------------
 (* §3.5 KafkaRaftClient.prospectiveTransitionAfterElectionLoss: a Prospective that lost its pre-vote goes *)
@@ -242,6 +250,7 @@ Timeout(n) ==
        \/ /\ role[n] = "Resigned"
           /\ Become(n, "Unattached", epoch[n] + 1, NoNode, NoNode, {}, -1)
     /\ UNCHANGED <<log, flushed, msgs, committed, faults, snapVars>>
+    /\ LogHwFollows
 
 (* §3.5: a Prospective asks for a pre-vote (in its own epoch), a Candidate for a vote, each of the voters that *)
 (* has not answered yet, with its (last epoch, end offset).                                                    *)
@@ -252,6 +261,7 @@ MaybeSendVoteRequests(n, v) ==
              lastEpoch |-> LastEpochOf(n), lastOffset |-> LEO(n)])
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
                    timeouts, fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 (* §3.4 EpochState.canGrantVote (KIP-996): a pre-vote is granted on an up-to-date log by every role but a Leader *)
 (* and a Follower that has fetched from its leader; a standard vote only by Unattached or Prospective: its       *)
@@ -281,6 +291,7 @@ OnVoteRequest(n, m) ==
                          IF newer THEN CarriedHw(n) ELSE hw[n])
              ELSE Unchanged(n)
     /\ UNCHANGED <<log, flushed, committed, faults, timeouts, snapVars>>
+    /\ LogHwFollows
 
 (* §3.6: the new leader's epoch starts at its LEO with a LeaderChange record, flushed at once; it has *)
 (* no high watermark yet.                                                                            *)
@@ -330,6 +341,7 @@ OnVoteResponse(n, m) ==
             /\ UNCHANGED <<role, epoch, leader, voted, rejected, fetched, hw, log, flushed, endOff, fetchingSnap>>
     /\ Consume(m)
     /\ UNCHANGED <<committed, faults, timeouts, snapVars>>
+    /\ LogHwFollows
 
 (* §3.9: the leader announces its epoch to a voter. *)
 MaybeSendBeginQuorumEpochRequests(n, v) ==
@@ -338,6 +350,7 @@ MaybeSendBeginQuorumEpochRequests(n, v) ==
     /\ Send([type |-> "BeginEpoch", src |-> n, dst |-> v, epoch |-> epoch[n]])
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
                    timeouts, fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 (* §3.9: an older epoch is refused; otherwise the receiver follows the sender (its answer is not modelled). *)
 OnBeginQuorumEpoch(n, m) ==
@@ -345,6 +358,7 @@ OnBeginQuorumEpoch(n, m) ==
     /\ IF m.epoch < epoch[n] THEN Unchanged(n) ELSE MaybeTransition(n, m.epoch, m.src)
     /\ Consume(m)
     /\ UNCHANGED <<log, flushed, committed, faults, timeouts, snapVars>>
+    /\ LogHwFollows
 
 (* §3.15 UpdateRaftVoter at kraft.version 0 (static voters): a Kafka 4.x follower sends its leader one, and the *)
 (* leader answers it (KafkaRaftClient.handleUpdateVoterRequest): the leader-only epoch checks                    *)
@@ -354,7 +368,7 @@ OnBeginQuorumEpoch(n, m) ==
 (* epoch without moving (setHasUpdatedLeader): no variable of this spec changes. Not in Next (the nodes here     *)
 (* never send it): KRaftQuorumTrace judges a trace's UpdateRaftVoter steps with these.                          *)
 NodeVarsButMsgs == <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed,
-                     faults, timeouts, start, snaps, fetchingSnap, snapshots>>
+                     faults, timeouts, start, snaps, fetchingSnap, snapshots, logHw>>
 
 UpdateVoterError(n, m) ==
     CASE m.epoch < epoch[n] -> "FENCED_LEADER_EPOCH"
@@ -407,6 +421,7 @@ MaybeSendFetchOrFetchSnapshot(n, t) ==
           /\ Send([type |-> "FetchSnapReq", src |-> n, dst |-> t, epoch |-> epoch[n], snapshot |-> fetchingSnap[n]])
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
                    timeouts, fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 FetchResponse(n, m, error, h, div, snap, entries) ==
     [type |-> "FetchResp", src |-> n, dst |-> m.src, epoch |-> epoch[n], leader |-> leader[n], error |-> error,
@@ -442,6 +457,7 @@ OnFetchRequest(n, m) ==
                /\ Commit(newHw, start[n], log[n])
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, log, flushed, faults, timeouts, fetchingSnap,
                    snapVars>>
+    /\ LogHwFollows
 
 (* §3.7 truncateToEndOffset: where a follower cuts its log for a DivergingEpoch (epoch, end offset). *)
 TruncationOffset(n, div) ==
@@ -486,6 +502,7 @@ OnFetchResponse(n, m) ==
             /\ UNCHANGED <<epoch, voted, endOff>>
     /\ Consume(m)
     /\ UNCHANGED <<committed, faults, timeouts, snapVars>>
+    /\ LogHwFollows
 
 (* KIP-630 handleFetchSnapshotRequest: epoch validation as for a Fetch, then the snapshot asked for, whole (one *)
 (* chunk), or SNAPSHOT_NOT_FOUND for one the leader does not hold or the bootstrap checkpoint.                 *)
@@ -500,6 +517,7 @@ OnFetchSnapshotRequest(n, m) ==
                     reqSnapshot |-> m.snapshot])
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, faults,
                    timeouts, fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 (* KIP-630 handleFetchSnapshotResponse: only the answer for the download in progress counts (it stands for the *)
 (* correlation id); a newer epoch or a fencing error moves the node (§3.8); SNAPSHOT_NOT_FOUND ends the download; *)
@@ -524,29 +542,34 @@ OnFetchSnapshotResponse(n, m) ==
             /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, endOff>>
     /\ Consume(m)
     /\ UNCHANGED <<committed, faults, timeouts, snapshots>>
+    /\ LogHwFollows
 
-(* KIP-630 createSnapshot: the state machine snapshots everything committed, at its high watermark past the log *)
-(* start, in the epoch of the last record it covers (raft_log.can_create_snapshot); its id survives a crash.     *)
+(* KIP-630 createSnapshot: the state machine snapshots everything committed, at the log's high watermark (LogHw: *)
+(* a new or Resigned leader's too) past the log start, in the epoch of the last record it covers                 *)
+(* (raft_log.can_create_snapshot); its id survives a crash.                                                       *)
 HandleCreateSnapshot(n) ==
     /\ snapshots < MaxSnapshots
-    /\ hw[n] > start[n]
-    /\ <<hw[n], EpochAt(n, hw[n] - 1)>> \notin snaps[n]
-    /\ snaps' = [snaps EXCEPT ![n] = @ \cup {<<hw[n], EpochAt(n, hw[n] - 1)>>}]
+    /\ LogHw(n) > start[n]
+    /\ <<LogHw(n), EpochAt(n, LogHw(n) - 1)>> \notin snaps[n]
+    /\ snaps' = [snaps EXCEPT ![n] = @ \cup {<<LogHw(n), EpochAt(n, LogHw(n) - 1)>>}]
     /\ snapshots' = snapshots + 1
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, msgs, committed,
                    faults, timeouts, start, fetchingSnap>>
+    /\ LogHwFollows
 
 (* KIP-630 deleteBeforeSnapshot (raft_log.delete_before_snapshot): the log cleaner moves the log start to a       *)
-(* snapshot past it and at most the high watermark; the records before it and the older snapshots are forgotten. *)
+(* snapshot past it and at most the log's high watermark (LogHw); the records before it and the older snapshots   *)
+(* are forgotten.                                                                                                 *)
 DeleteBeforeSnapshot(n) ==
     \E s \in snaps[n] :
         /\ s[1] > start[n]
-        /\ s[1] <= Max(hw[n], 0)
+        /\ s[1] <= LogHw(n)
         /\ log' = [log EXCEPT ![n] = SubSeq(log[n], s[1] - start[n] + 1, Len(log[n]))]
         /\ start' = [start EXCEPT ![n] = s[1]]
         /\ snaps' = [snaps EXCEPT ![n] = {x \in snaps[n] : ~SnapBefore(x, s)}]
         /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, flushed, endOff, msgs, committed,
                        faults, timeouts, fetchingSnap, snapshots>>
+        /\ LogHwFollows
 
 (* A client record appended by the leader and flushed at once; its own end offset may move the HW. *)
 ClientAppend(n) ==
@@ -561,15 +584,17 @@ ClientAppend(n) ==
           /\ hw' = [hw EXCEPT ![n] = newHw]
           /\ Commit(newHw, start[n], newLog)
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, msgs, faults, timeouts, fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 (* §3.2 QuorumState.initialize after a crash: unflushed entries and soft state are lost; a leader restarts *)
 (* Resigned, a node that voted for itself Candidate, a node with a known leader Follower. A Prospective's  *)
 (* leader and vote are those of its quorum-state file (transitionToProspective is not durable). The log      *)
 (* recovers from its snapshots and the flushed records: with none flushed past the log start it is its latest  *)
-(* snapshot (raft_log.recover, KIP-630).                                                                       *)
+(* snapshot (raft_log.recover, KIP-630); the log's high watermark is 0 (MockLog.reopen).                       *)
 Crash(n) ==
     /\ faults < MaxFaults
     /\ faults' = faults + 1
+    /\ logHw' = [logHw EXCEPT ![n] = 0]
     /\ IF snaps[n] # {} /\ flushed[n] <= start[n]
        THEN /\ log' = [log EXCEPT ![n] = <<>>]
             /\ start' = [start EXCEPT ![n] = Latest(n)[1]]
@@ -589,6 +614,7 @@ LoseMessage(m) ==
     /\ Consume(m)
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, timeouts,
                    fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 DuplicateMessage(m) ==
     /\ m \in DOMAIN msgs
@@ -597,6 +623,7 @@ DuplicateMessage(m) ==
     /\ msgs' = BagAdd(msgs, m)
     /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff, committed, timeouts,
                    fetchingSnap, snapVars>>
+    /\ LogHwFollows
 
 (* Message actions name the receiving node; the message is chosen inside (TLC labels each edge with the *)
 (* action's name only when its parameters range over constant sets).                                  *)
@@ -630,6 +657,7 @@ TypeOK ==
         /\ LEO(n) <= MaxLogLen /\ flushed[n] \in 0..LEO(n) /\ start[n] \in 0..LEO(n)
         /\ hw[n] \in -1..LEO(n)
         /\ fetchingSnap[n] # NoSnapshot => role[n] = "Follower"
+        /\ logHw[n] \in 0..MaxLogLen
     /\ InFlight(msgs) <= MaxMsgs + MaxFaults
 
 (* A follower holds no votes: only a node campaigning counts them. *)
@@ -672,6 +700,9 @@ LogStartBelowHw == \A n \in Nodes : hw[n] >= 0 => start[n] <= hw[n]
 
 (* KIP-630: the log starts at a snapshot: what precedes it can be recovered and served. *)
 LogStartsAtSnapshot == \A n \in Nodes : start[n] > 0 => \E s \in snaps[n] : s[1] = start[n]
+
+(* KIP-630: the log keeps the high watermark the node knows. *)
+LogKeepsKnownHw == \A n \in Nodes : hw[n] >= 0 => logHw[n] = hw[n]
 
 (* §3.6: a known high watermark never decreases (a restart forgets it). *)
 HwNeverDecreases == [][\A n \in Nodes : hw[n] >= 0 /\ hw'[n] >= 0 => hw'[n] >= hw[n]]_vars

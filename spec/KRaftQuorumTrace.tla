@@ -76,6 +76,7 @@ TraceInit ==
           /\ start = Own(x.start, 0)
           /\ snaps = Own(x.snaps, {})
           /\ fetchingSnap = Own(x.fetchingSnap, NoSnapshot)
+          /\ \E h \in 0..MaxLogLen : logHw = Own(h, 0)  \* the log's own high watermark: no trace states it
     /\ msgs = <<>>
     /\ committed = <<>>
     /\ faults = 0
@@ -114,8 +115,8 @@ OutsideReason(s) ==
             "the resigned node's next epoch is beyond MaxEpoch or MaxTimeouts"
       [] s.kind = "append" /\ role[N] = "Leader" /\ LEO(N) >= MaxLogLen -> "the log has reached MaxLogLen"
       [] s.kind = "create" /\ s.created /\ snapshots >= MaxSnapshots -> "the snapshots have reached MaxSnapshots"
-      [] s.kind = "create" /\ s.created /\ ~(hw[N] > start[N] /\ s.snap = <<hw[N], EpochAt(N, hw[N] - 1)>>) ->
-            "the snapshot is not at the node's high watermark (the spec's state machine snapshots there)"
+      [] s.kind = "create" /\ s.created /\ ~(LogHw(N) > start[N] /\ s.snap = <<LogHw(N), EpochAt(N, LogHw(N) - 1)>>) ->
+            "the snapshot is not at the log's high watermark (the spec's state machine snapshots there)"
       [] s.kind = "restart" /\ faults >= MaxFaults -> "the crashes have reached MaxFaults"
       [] role[N] = "Leader" /\ s.role = "Resigned" /\ s.kind # "restart" ->
             "the leader resigns on check quorum (the spec's leaders never resign)"
@@ -187,7 +188,8 @@ TraceNext ==
               ELSE /\ msgs' = IF S.kind = "msg" THEN OneMessage(Delivered(S.m)) ELSE msgs
                    /\ ph' = "act"
                    /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
-                                  committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, t, i, outside, k>>
+                                  committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, logHw,
+                                  t, i, outside, k>>
          [] ph = "act" ->
               /\ Act(S)
               /\ ph' = "take"
@@ -197,7 +199,8 @@ TraceNext ==
               /\ msgs' = <<>>
               /\ ph' = "timer"
               /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
-                             committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, t, i, outside, k>>
+                             committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, logHw, t, i,
+                             outside, k>>
          [] ph = "timer" ->
               /\ Timer(S)
               /\ ph' = "send"
@@ -212,7 +215,7 @@ TraceNext ==
               /\ k' = k + 1
               /\ ph' = "send"
               /\ UNCHANGED <<role, epoch, leader, voted, granted, rejected, fetched, hw, log, flushed, endOff,
-                             committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, t, i, outside>>
+                             committed, faults, timeouts, start, snaps, fetchingSnap, snapshots, logHw, t, i, outside>>
          [] ph = "send" /\ k = Len(S.reqs) ->
               /\ S.readable
               /\ PostOK(S)

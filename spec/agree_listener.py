@@ -2,11 +2,11 @@
 
 One node (``Local``, a voter with ``Others``) is a reference :class:`~kraftspec.reference.raft.RaftNode`. Its listener
 actions are the reference's own: ``PollListeners`` is ``raft._poll_listeners``, ``UpdateListenersProgress``
-``raft._update_listeners_progress`` and ``MaybeFireLeaderChange`` ``raft._maybe_fire_leader_change`` (which call
-``raft_rules.listener_loads_snapshot``, ``should_fire_leader_change`` and ``listener_caught_up``). The environment
+``raft._update_listeners_progress`` and ``MaybeFireLeaderChange`` ``raft_transitions.maybe_fire_leader_change`` (which
+call ``raft_rules.listener_loads_snapshot``, ``should_fire_leader_change`` and ``listener_caught_up``). The environment
 moves the node with the reference's transitions and log operations: ``raft_state.transition_to_prospective``,
-``transition_to_candidate``, ``transition_to_follower`` (through ``raft._moved``), ``raft._to_leader``,
-``raft._leader_append``, ``raft_log.append_as_follower``, ``can_create_snapshot``, ``freeze_snapshot``,
+``transition_to_candidate``, ``transition_to_follower`` (through ``raft_transitions.moved``), ``raft._to_leader``,
+``raft_transitions.leader_append``, ``raft_log.append_as_follower``, ``can_create_snapshot``, ``freeze_snapshot``,
 ``delete_before_snapshot``, ``raft_rules.next_high_watermark``, ``follower_high_watermark`` and ``raft.restart``. The
 explored state adds what the environment remembers: the highest high watermark known (``committed``) and the restarts.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterator, Mapping, Optional
 
-from kraftspec.reference import raft, raft_log, raft_state
+from kraftspec.reference import raft, raft_log, raft_state, raft_transitions
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry, Snapshot
 from kraftspec.reference.raft_rules import follower_high_watermark, next_high_watermark
@@ -70,7 +70,7 @@ def listener_successors(state: ExploredState) -> Iterator[Step[ExploredState]]:
                _with_node(state, raft._update_listeners_progress(node)))
     if not isinstance(node.state, Resigned):
         yield Step("MaybeFireLeaderChange", "_maybe_fire_leader_change",
-                   _with_node(state, raft._maybe_fire_leader_change(node)))
+                   _with_node(state, raft_transitions.maybe_fire_leader_change(node)))
 
 
 def _high_watermarks(state: ExploredState) -> Iterator[Step[ExploredState]]:
@@ -115,7 +115,7 @@ def _elections(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
         prospective = raft_state.transition_to_prospective(node.state, node.local_id, True, 0)
         candidate = raft_state.transition_to_candidate(prospective, node.local_id, 0)
         yield Step("StartElection", "transition_to_prospective; transition_to_candidate",
-                   _with_node(state, raft._moved(node, candidate, True, [])))
+                   _with_node(state, raft_transitions.moved(node, candidate, True, [])))
     if role is Candidate and node.log.end_offset < int(constants["MaxLog"]):
         won = evolve(node, state=evolve(node.state, granted=node.voters))  # the other voters grant their votes
         yield Step("WinElection", "_to_leader", _with_node(state, raft._to_leader(won, 0, [])))
@@ -125,7 +125,7 @@ def _elections(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
                 continue
             follower = raft_state.transition_to_follower(node.state, node.local_id, e, r, _endpoints(r), 0)
             yield Step("LearnLeader", f"transition_to_follower({e}, {r})",
-                       _with_node(state, raft._moved(node, follower, True, [])))
+                       _with_node(state, raft_transitions.moved(node, follower, True, [])))
 
 
 def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
@@ -135,7 +135,7 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
     yield from _high_watermarks(state)
     if isinstance(node.state, (Leader, Follower)) and node.log.end_offset < int(constants["MaxLog"]):
         if isinstance(node.state, Leader):
-            appended = raft._leader_append(node, (DATA,), 0, [])
+            appended = raft_transitions.leader_append(node, (DATA,), 0, [])
         else:
             entry = LogEntry(epoch=node.state.epoch, record=DATA)
             appended = evolve(node, log=raft_log.flush(raft_log.append_as_follower(node.log, (entry,))))

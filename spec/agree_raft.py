@@ -1,13 +1,13 @@
 """The KRaft quorum explored under ``KRaftQuorum.cfg``'s bounds, in the spec's vocabulary.
 
 Each node is a ``raft.RaftNode`` and every spec action calls the reference: ``Timeout`` ~ ``raft._to_prospective``
-(a Prospective: ``raft._prospective_lost``; a Resigned node: ``raft._to_unattached``), ``HandleVoteRequest`` /
-``HandleVoteResponse`` / ``HandleBeginQuorumEpochRequest`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
-handler of that message in ``raft.py`` (``HandleFetchSnapshotRequest`` / ``HandleFetchSnapshotResponse`` too),
-``ClientAppend`` ~ ``raft._handle_append``, ``Crash`` ~ ``raft.restart``, ``HandleCreateSnapshot`` ~
-``raft._handle_create_snapshot`` (at the node's high watermark, in the epoch of the last record it covers, when
-``raft.snapshot_created`` says the state machine gets a writer), ``DeleteBeforeSnapshot`` ~
-``raft._handle_delete_before_snapshot`` (for each snapshot past the log start, at most the high watermark);
+(a Prospective: ``raft._prospective_lost``; a Resigned node: ``raft_transitions.to_unattached``), ``HandleVoteRequest``
+/ ``HandleVoteResponse`` / ``HandleBeginQuorumEpochRequest`` / ``HandleFetchRequest`` / ``HandleFetchResponse`` ~ the
+handler of that message in ``raft.py`` (``HandleFetchSnapshotRequest`` / ``HandleFetchSnapshotResponse``:
+``raft_snapshot.py``), ``ClientAppend`` ~ ``raft._handle_append``, ``Crash`` ~ ``raft.restart``,
+``HandleCreateSnapshot`` ~ ``raft_snapshot.handle_create_snapshot`` (at the node's high watermark, in the epoch of the
+last record it covers, when ``raft.snapshot_created`` says the state machine gets a writer), ``DeleteBeforeSnapshot`` ~
+``raft_snapshot.handle_delete_before_snapshot`` (for each snapshot past the log start, at most the high watermark);
 ``MaybeSendVoteRequests`` builds its request with ``raft._vote_request`` (a pre-vote from a Prospective),
 ``MaybeSendFetchOrFetchSnapshot`` takes the Fetch requests of the node's poll (``raft._poll``:
 ``raft._maybe_send_fetch_to_any_bootstrap`` / ``raft._maybe_send_fetch_to_best_node``; a Follower fetching a
@@ -20,6 +20,8 @@ What the spec abstracts, and how this projection follows it:
   requests carry maxWaitMs 0 (nothing is parked). ``MaybeSendFetchOrFetchSnapshot`` is what the poll (``raft._poll``)
   sends with each bootstrap draw, a Follower's also once its leader's Fetch has timed out (request timeouts are not
   modelled, so they may fire at any time); whether a Fetch is still in flight is the spec's ``FetchInFlight``.
+* The log's own high watermark (the spec's ``logHw``): ``raft.step`` gives the log the state's high watermark after
+  the input and after the poll (``raft_snapshot.with_log_high_watermark``); here after each handler and each timer.
 * Correlation ids: a response taken from the bag is handed to the handler as the answer to the request the node
   has outstanding (its in-flight entry is set just before, and is empty again after). The spec takes a Vote
   response only while the node is a Candidate (a pre-vote's: a Prospective) of the epoch the request was sent in,
@@ -41,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from kraftspec.reference import raft
+from kraftspec.reference import raft, raft_snapshot, raft_transitions
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry
@@ -157,9 +159,10 @@ def _poll_fetches(node: raft.RaftNode) -> set[tuple[int, FetchRequest | FetchSna
 
 
 def _call(handler: Callable[..., raft.RaftNode], node: raft.RaftNode, message: Any) -> tuple[raft.RaftNode, list[Any]]:
-    """One handler of ``raft.py`` at time 0, without the poll; the node keeps no in-flight entry."""
+    """One handler of ``raft.py`` at time 0, without the poll; the node keeps no in-flight entry, and its log is given
+    the high watermark the handler leaves the state, as ``raft.step`` does after the input."""
     out: list[Any] = []
-    node = handler(node, message, NOW, JITTER, out)
+    node = raft_snapshot.with_log_high_watermark(handler(node, message, NOW, JITTER, out))
     if node.inflight:
         node = evolve(node, inflight=FrozenMap())
     return node, out
@@ -193,10 +196,17 @@ def _with(state: ExploredState, index: int, node: raft.RaftNode, **changes: Any)
 
 def _timeout(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
     """The election timer: a Resigned node moves to the next epoch, a Prospective has lost its pre-vote; others
-    start a pre-vote if the reference lets them (``raft._poll``)."""
+    start a pre-vote if the reference lets them (``raft._poll``; its log is then given the state's high watermark, as
+    ``raft.step`` does after the poll)."""
+    after = _timer_fired(node, max_log_len)
+    return None if after is None else raft_snapshot.with_log_high_watermark(after)
+
+
+def _timer_fired(node: raft.RaftNode, max_log_len: int) -> raft.RaftNode | None:
+    """What the timer's transition leaves the node, or None when it has none."""
     out: list[Any] = []
     if node.state.role == "Resigned":
-        return raft._to_unattached(node, node.state.epoch + 1, NOW, JITTER, out)
+        return raft_transitions.to_unattached(node, node.state.epoch + 1, NOW, JITTER, out)
     if isinstance(node.state, Prospective):
         return raft._prospective_lost(node, NOW, JITTER, out)
     if node.log.end_offset >= max_log_len:
@@ -259,26 +269,26 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
 
 
 def _snapshot_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Iterator[Step[ExploredState]]:
-    """``HandleCreateSnapshot`` at the node's high watermark and ``DeleteBeforeSnapshot`` to each snapshot past the log
-    start within it; an input the reference refuses (``InvalidSnapshotError``) is no step, so the spec's shows as a
-    difference."""
+    """``HandleCreateSnapshot`` at the log's high watermark (``raft_snapshot._log_high_watermark``: the state's if
+    known, else the last the log was given) and ``DeleteBeforeSnapshot`` to each snapshot past the log start within
+    it; an input the reference refuses (``InvalidSnapshotError``) is no step, so the spec's shows as a difference."""
     node = state.nodes[index]
-    n, hw, log = node.local_id, getattr(node.state, "high_watermark", -1), node.log
+    n, hw, log = node.local_id, raft_snapshot._log_high_watermark(node), node.log
     if state.snapshots < bounds["MaxSnapshots"] and hw > log.start_offset:
         op = CreateSnapshot(end_offset=hw, epoch=log.entries[hw - 1 - log.start_offset].epoch, size=SNAPSHOT_SIZE)
         if raft.snapshot_created(node, op):
             try:
-                after, _ = _call(raft._handle_create_snapshot, node, op)
+                after, _ = _call(raft_snapshot.handle_create_snapshot, node, op)
             except InvalidSnapshotError:
                 pass
             else:
                 yield Step("HandleCreateSnapshot", f"step(node {n}, {op})",
                            _with(state, index, after, snapshots=state.snapshots + 1))
     for snapshot in log.snapshots:
-        if log.start_offset < snapshot.end_offset <= max(hw, 0):
+        if log.start_offset < snapshot.end_offset <= hw:
             op_ = DeleteBeforeSnapshot(end_offset=snapshot.end_offset, epoch=snapshot.epoch)
             try:
-                after, _ = _call(raft._handle_delete_before_snapshot, node, op_)
+                after, _ = _call(raft_snapshot.handle_delete_before_snapshot, node, op_)
             except InvalidSnapshotError:
                 continue
             yield Step("DeleteBeforeSnapshot", f"step(node {n}, {op_})", _with(state, index, after))
@@ -330,7 +340,7 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
         committed = _committed(state, after) if isinstance(after.state, Leader) else state.committed
         return _with(state, index, after, msgs=_add(msgs, reply), committed=committed)
     if kind == "FetchSnapReq":
-        after, out = _call(raft._handle_fetch_snapshot_request, node,
+        after, out = _call(raft_snapshot.handle_fetch_snapshot_request, node,
                            FetchSnapshotRequest(replica_id=src, current_leader_epoch=m["epoch"],
                                                 snapshot_id=m["snapshot"], position=0,
                                                 max_bytes=CONFIG.fetch_snapshot_max_bytes))
@@ -344,7 +354,7 @@ def _deliver(state: ExploredState, index: int, m: Message) -> ExploredState:
         if _downloading(node) != m["reqSnapshot"]:
             return _with(state, index, node, msgs=msgs)
         whole = SNAPSHOT_SIZE if m["error"] == "NONE" else 0
-        after, _ = _call(raft._handle_fetch_snapshot_response, _answering(node, src),
+        after, _ = _call(raft_snapshot.handle_fetch_snapshot_response, _answering(node, src),
                          FetchSnapshotResponse(source=src, partition_error=Errors[m["error"]],
                                                leader_epoch=m["epoch"], leader_id=m["leader"],
                                                snapshot_id=m["snapshot"], size=whole, position=0, chunk=whole,
@@ -395,7 +405,7 @@ def _end_offsets(node: raft.RaftNode) -> tuple[int, ...]:
 
 
 _PER_NODE = ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed", "endOff",
-             "start", "snaps", "fetchingSnap")
+             "start", "snaps", "fetchingSnap", "logHw")
 
 
 def _node_row(node: raft.RaftNode) -> tuple[TlaValue, ...]:
@@ -417,12 +427,13 @@ def _node_row(node: raft.RaftNode) -> tuple[TlaValue, ...]:
         node.log.start_offset,
         frozenset(s.id for s in node.log.snapshots),
         _downloading(node),
+        node.log.high_watermark,
     )
 
 
 def project(state: ExploredState) -> dict[str, TlaValue]:
-    """The spec's variables, each a function of the node id (``role``, ``epoch``, ... ``fetchingSnap``), then ``msgs``
-    and the history and bound counters."""
+    """The spec's variables, each a function of the node id (``role``, ``epoch``, ... ``fetchingSnap``, ``logHw``),
+    then ``msgs`` and the history and bound counters."""
     ids = tuple(node.local_id for node in state.nodes)
     is_sequence = ids == tuple(range(1, len(ids) + 1))  # ``fn``'s test, once for all variables
     columns = zip(*map(_node_row, state.nodes))

@@ -5,13 +5,19 @@ Each successor calls the reference (``kraftspec.reference.raft_reconfig``, ``raf
 ``handle_add_voter_request``, ``HandleAddVoterApiVersions(caughtUp)`` ~ ``handle_add_voter_api_versions`` (ApiVersions
 answered without error, kraft.version range 0..1), ``HandleRemoveVoterRequest(r)`` ~ ``handle_remove_voter_request``,
 ``HandleUpdateVoterRequest(r)`` ~ ``handle_update_voter_request`` (the voter's own listeners and range again),
-``MaybeAppendUpgradedKraftVersion`` ~ ``maybe_append_upgraded_kraft_version`` (to kraft.version 1 in the leader's
-epoch, from the persisted version and voter set as ``KafkaRaftClient.upgradeKRaftVersion`` passes them),
+``MaybeAppendUpgradedKraftVersion`` ~ ``maybe_append_upgraded_kraft_version`` (to kraft.version 1 in the leader's epoch,
+from the persisted version and voter set as ``KafkaRaftClient.upgradeKRaftVersion`` passes them),
 ``NextHighWatermark(m)`` ~ ``next_high_watermark`` with a majority at ``m`` then ``voter_change_committed`` and
-``leader_resigns_after_removal``, ``TruncateControlRecords(end)`` ~ ``truncate_control_records`` (at a batch's
-start: Kafka truncates whole batches). Appended records are read back with ``read_batch``; the bootstrap checkpoint is
-``load_snapshot`` at -1; static voters are ``VoterSet.fromInetSocketAddresses``'s (no directory id, kraft.version
-0..0). The environment:
+``leader_resigns_after_removal``, ``TruncateControlRecords(end)`` ~ ``truncate_control_records`` (at a batch's start:
+Kafka truncates whole batches; not to a snapshot's end where a VotersRecord starts, as the spec leaves out),
+``HandleCreateSnapshot(s)`` ~ ``raft_snapshot.handle_create_snapshot`` at a batch's end (its
+``_snapshot_control_records``: the records of ``kraft_version_at_offset`` and ``voter_set_at_offset`` at ``s - 1``,
+then ``trim_control_records``), ``DeleteBeforeSnapshot(s)`` ~ ``raft_log.delete_before_snapshot`` (the log only: the
+control records stay), ``HandleFetchSnapshotResponse(e, v, s)`` ~ ``raft_snapshot._snapshot_fetched`` (the log
+replaced; ``snapshot_load_needed`` then ``load_snapshot``; ``follower_high_watermark`` at the snapshot's end).
+Appended records are read back with ``read_batch``; the bootstrap checkpoint is ``load_snapshot`` at -1; static voters
+are ``VoterSet.fromInetSocketAddresses``'s (no directory id, kraft.version 0..0).
+The environment:
 ``BecomeLeader`` (``volatile_voters_at_epoch_start``; a first batch of the LeaderChange record and
 ``start_of_epoch_control_records``, as the initial leader writes it), ``ClientAppend`` (a data batch: no
 control records), ``LoseLeadership`` and ``PendingOperationExpires``. A refused request leaves the state as it was
@@ -31,7 +37,7 @@ from kraftspec.reference import raft_voters as rv
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.raft_messages import InvalidUpdateVersionError, UpgradeStateError
-from kraftspec.reference.raft_rules import next_high_watermark
+from kraftspec.reference.raft_rules import follower_high_watermark, next_high_watermark
 from kraftspec.reference.raft_state import ReplicaKey
 from kraftspec.spec.agree import AgreementModel, Step
 from kraftspec.spec.tla_values import TlaValue, record
@@ -81,11 +87,12 @@ class Pending:
 
 @dataclass(frozen=True)
 class ExploredState:
-    """One node's control-record state and log (with its batches' first offsets), high watermark, leadership, pending
-    change and upgrade, with the counters."""
+    """One node's control-record state and log from its start offset (with its batches' first offsets), snapshots,
+    high watermark, leadership, pending change and upgrade, with the counters."""
 
     control: vh.ControlRecordState
-    log: tuple[object, ...]  # LEADER_CHANGE, DATA, a KRaftVersionRecord or a VotersRecord per offset
+    bootstrap_version: int
+    log: tuple[object, ...]  # LEADER_CHANGE, DATA, a KRaftVersionRecord or a VotersRecord per offset from log_start
     batch_starts: frozenset[int]
     hw: int
     epoch_start: int
@@ -96,14 +103,27 @@ class ExploredState:
     requested_kraft_version: Optional[int]
     changes: int
     elections: int
+    log_start: int = 0
+    snapshots: frozenset[tuple[int, tuple[object, ...]]] = frozenset()  # (end offset, control records) per snapshot
+    read_end: int = 0  # the highest log end read (Kafka's nextOffset, which a truncation leaves)
+    snapshots_taken: int = 0
+
+    @property
+    def log_end(self) -> int:
+        return self.log_start + len(self.log)
+
+    @property
+    def latest_snapshot_end(self) -> int:
+        return max((end for end, _ in self.snapshots), default=0)
 
 
 def appended(state: ExploredState, *batch: object) -> ExploredState:
     """The state with ``batch`` written at the log end and read back by the control-record state machine (which skips
     the records other than KRaftVersionRecord and VotersRecord; a data batch has no control records)."""
-    offset = len(state.log)
+    offset = state.log_end
     records = () if batch == (DATA,) else batch
     return replace(state, log=state.log + batch, batch_starts=state.batch_starts | {offset},
+                   read_end=max(state.read_end, offset + len(batch)),
                    control=vh.read_batch(state.control, offset, offset + len(batch) - 1, records))
 
 
@@ -124,7 +144,8 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
         else:
             control = vh.load_snapshot(vh.ControlRecordState(), -1, (
                 rv.KRaftVersionRecord(kraft_version=kraft_version), rv.to_voters_record(voter_set(ids))))
-        start = ExploredState(control=control, log=(), batch_starts=frozenset(), hw=0, epoch_start=0, leader_hwm=None,
+        start = ExploredState(control=control, bootstrap_version=kraft_version, log=(), batch_starts=frozenset(), hw=0,
+                              epoch_start=0, leader_hwm=None,
                               is_leader=True, pending=None, changes=0, elections=0, requested_kraft_version=None,
                               volatile_voters=rc.volatile_voters_at_epoch_start(vh.last_voter_set(control), node(local),
                                                                                 kraft_version))
@@ -139,7 +160,7 @@ def reconfig_leader(state: ExploredState) -> rc.ReconfigLeader:
 def leader_successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
     """The leader's handlers and its high watermark."""
     ids, local = sorted(constants["Ids"]), int(constants["Local"])
-    room = len(state.log) < int(constants["MaxLog"])
+    room = state.log_end < int(constants["MaxLog"])
     leader = reconfig_leader(state)
     if state.changes < int(constants["MaxChanges"]):
         counted = replace(state, changes=state.changes + 1)
@@ -151,7 +172,7 @@ def leader_successors(state: ExploredState, constants: Mapping[str, TlaValue]) -
             if removal.append is not None and room:
                 yield Step("HandleRemoveVoterRequest", f"handle_remove_voter_request({r})",
                            replace(appended(counted, rv.to_voters_record(removal.append)),
-                                   pending=Pending("remove", r, len(state.log))))
+                                   pending=Pending("remove", r, state.log_end)))
             update = rc.handle_update_voter_request(leader, key(r), listeners(r), SUPPORTED)
             if update.response is not None and update.response.error == Errors.NONE:
                 if update.append is not None and room:
@@ -169,14 +190,14 @@ def leader_successors(state: ExploredState, constants: Mapping[str, TlaValue]) -
             if change.append is not None and room:
                 written = appended(state, rv.to_voters_record(change.append))
                 yield Step("HandleAddVoterApiVersions", call,
-                           replace(written, pending=replace(pending, offset=len(state.log))))
+                           replace(written, pending=replace(pending, offset=state.log_end)))
             elif change.append is None:
                 yield Step("HandleAddVoterApiVersions", call, replace(state, pending=None))
     upgrade = upgraded(state, constants)
     if upgrade is not None:
         yield upgrade
     current = -1 if state.leader_hwm is None else state.leader_hwm
-    for m in range(1, len(state.log) + 1):
+    for m in range(1, state.log_end + 1):
         hwm = next_high_watermark(current, (m,), state.epoch_start)
         if hwm == current:
             continue
@@ -201,18 +222,29 @@ def upgraded(state: ExploredState, constants: Mapping[str, TlaValue]) -> Optiona
             vh.last_kraft_version(state.control), vh.last_voter_set(state.control), validate_only=False)
     except (InvalidUpdateVersionError, UpgradeStateError):
         return None
-    if not upgrade.records or len(state.log) + len(upgrade.records) > int(constants["MaxLog"]):
+    if not upgrade.records or state.log_end + len(upgrade.records) > int(constants["MaxLog"]):
         return None
     return Step("MaybeAppendUpgradedKraftVersion", "maybe_append_upgraded_kraft_version(1)",
                 replace(appended(state, *upgrade.records), volatile_voters=None, requested_kraft_version=1))
 
 
 def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    """Every action of the spec's ``Next`` with every parameter choice, as reference calls; the read position is kept
+    only while a snapshot may still be fetched (the spec's ``ReadEnd``), else it is the log end."""
+    for step in actions(state, constants):
+        after = step.state
+        if after.snapshots_taken >= int(constants["MaxSnapshots"]) and after.read_end != after.log_end:
+            step = replace(step, state=replace(after, read_end=after.log_end))
+        yield step
+
+
+def actions(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
     """Every action of the spec's ``Next`` with every parameter choice, as reference calls."""
     local = int(constants["Local"])
     if state.is_leader:
         yield from leader_successors(state, constants)
-        if len(state.log) < int(constants["MaxLog"]):
+        yield from snapshot_successors(state, constants)
+        if state.log_end < int(constants["MaxLog"]):
             yield Step("ClientAppend", "a data batch appended", appended(state, DATA))
         yield Step("LoseLeadership", "another leader elected",
                    replace(state, is_leader=False, leader_hwm=None, pending=None, volatile_voters=None,
@@ -220,18 +252,92 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
         if state.pending is not None:
             yield Step("PendingOperationExpires", "the pending operation timed out", replace(state, pending=None))
         return
+    snapshot_ends = {end for end, _ in state.snapshots}
     for end in sorted(start for start in state.batch_starts if start >= state.hw):
+        if end in snapshot_ends and isinstance(state.log[end - state.log_start], rv.VotersRecord):
+            continue  # Kafka 4.3 forgets every voter set there (docs/kafka-findings.md 3): left out of the spec
         yield Step("TruncateControlRecords", f"truncate_control_records({end})",
-                   replace(state, log=state.log[:end], batch_starts=frozenset(s for s in state.batch_starts if s < end),
+                   replace(state, log=state.log[:end - state.log_start],
+                           batch_starts=frozenset(s for s in state.batch_starts if s < end),
                            control=vh.truncate_control_records(state.control, end)))
+    yield from snapshot_successors(state, constants)
+    yield from fetched_snapshots(state, constants)
     voters = vh.last_voter_set(state.control)
     batch = start_of_epoch(state, local)
-    if (state.elections < int(constants["MaxElections"]) and len(state.log) + len(batch) <= int(constants["MaxLog"])
+    if (state.elections < int(constants["MaxElections"]) and state.log_end + len(batch) <= int(constants["MaxLog"])
             and rv.is_voter(voters, key(local))):
         volatile = rc.volatile_voters_at_epoch_start(voters, node(local), vh.last_kraft_version(state.control))
         yield Step("BecomeLeader", "elected; start_of_epoch_control_records", replace(
-            appended(state, *batch), epoch_start=len(state.log), is_leader=True, leader_hwm=None,
+            appended(state, *batch), epoch_start=state.log_end, is_leader=True, leader_hwm=None,
             volatile_voters=volatile, elections=state.elections + 1))
+
+
+def snapshot_control_records(control: vh.ControlRecordState, end_offset: int) -> tuple[object, ...]:
+    """``raft_snapshot._snapshot_control_records``' records: the kraft.version and voter set in force at the
+    snapshot's last contained offset, none at kraft.version 0."""
+    kraft_version = vh.kraft_version_at_offset(control, end_offset - 1)
+    voters = vh.voter_set_at_offset(control, end_offset - 1)
+    if not rv.is_reconfig_supported(kraft_version):
+        return ()
+    return (rv.KRaftVersionRecord(kraft_version=kraft_version),) + (() if voters is None else
+                                                                     (rv.to_voters_record(voters),))
+
+
+def snapshot_successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    """``HandleCreateSnapshot(s)`` at each batch's end past the latest snapshot and at most the high watermark, then
+    ``DeleteBeforeSnapshot`` before each snapshot past the log start."""
+    if state.snapshots_taken < int(constants["MaxSnapshots"]):
+        ends = sorted((state.batch_starts | {state.log_end}) - {0})
+        for s in (s for s in ends if state.latest_snapshot_end < s <= state.hw):
+            yield Step("HandleCreateSnapshot", f"_handle_create_snapshot({s})", replace(
+                state, snapshots=state.snapshots | {(s, snapshot_control_records(state.control, s))},
+                control=vh.trim_control_records(state.control, s), snapshots_taken=state.snapshots_taken + 1))
+    for end, _ in sorted(state.snapshots, key=lambda snapshot: snapshot[0]):
+        if state.log_start < end <= state.hw:
+            yield Step("DeleteBeforeSnapshot", f"delete_before_snapshot({end})", replace(
+                state, log=state.log[end - state.log_start:], log_start=end,
+                batch_starts=frozenset(s for s in state.batch_starts if s >= end),
+                snapshots=frozenset(snapshot for snapshot in state.snapshots if snapshot[0] >= end)))
+
+
+def committed_in_force(state: ExploredState, init_voters: frozenset[int]) -> tuple[int, frozenset[int]]:
+    """The kraft.version and voter ids in force before the high watermark as the node's log, the snapshot at its start
+    and the bootstrap (or static voters) say: the environment's view, which the leader's snapshot starts from."""
+    kraft_version, voters = state.bootstrap_version, init_voters
+    start = next((records for end, records in state.snapshots if end == state.log_start and end > 0), None)
+    if start is not None:
+        kraft_version = 1 if start else 0
+        voters = next((rv.voter_ids(rv.from_voters_record(r)) for r in start if isinstance(r, rv.VotersRecord)), voters)
+    for record in state.log[:state.hw - state.log_start]:
+        if isinstance(record, rv.KRaftVersionRecord):
+            kraft_version = record.kraft_version
+        elif isinstance(record, rv.VotersRecord):
+            voters = rv.voter_ids(rv.from_voters_record(record))
+    return kraft_version, voters
+
+
+def fetched_snapshots(state: ExploredState, constants: Mapping[str, TlaValue]) -> Iterator[Step[ExploredState]]:
+    """``HandleFetchSnapshotResponse(e, v, s)``: the leader's snapshot ending at ``e`` past what the node has read, at
+    kraft.version ``v`` (at least the committed one; 0: no control records) with the committed voter set or one voter
+    added or removed, loaded in place of the whole log (``_snapshot_fetched``)."""
+    if state.snapshots_taken >= int(constants["MaxSnapshots"]):
+        return
+    committed_version, committed = committed_in_force(state, frozenset(constants["InitVoters"]))
+    choices: list[tuple[int, frozenset[int]]] = [(0, frozenset())] if committed_version == 0 else []
+    sets = {committed} | {committed | {r} for r in constants["Ids"]} | {committed - {r} for r in committed}
+    choices += [(1, voters) for voters in sorted(sets - {frozenset()}, key=sorted)]
+    for e in range(state.read_end + 1, int(constants["MaxLog"])):
+        for version, voters in choices:
+            records: tuple[object, ...] = () if version == 0 else (
+                rv.KRaftVersionRecord(kraft_version=version), rv.to_voters_record(voter_set(voters)))
+            control = state.control
+            if vh.snapshot_load_needed(control.next_offset, e):
+                control = vh.load_snapshot(control, e - 1, records)
+            hw = follower_high_watermark(state.hw, e, e)
+            call = f"_snapshot_fetched({e}, kraft.version {version}, {sorted(voters)})"
+            yield Step("HandleFetchSnapshotResponse", call, replace(
+                state, control=control, log=(), log_start=e, batch_starts=frozenset(), hw=hw, read_end=e,
+                snapshots=frozenset({(e, records)}), snapshots_taken=state.snapshots_taken + 1))
 
 
 def named(voters: rv.VoterSet) -> frozenset[int]:
@@ -243,19 +349,21 @@ def project(state: ExploredState) -> dict[str, TlaValue]:
     """The spec's variables; each VotersRecord's set is the one ``voter_set_at_offset`` reads there, its voters and
     those named with a directory id; the in-memory voters are those known with a directory id."""
     log = []
-    for offset, entry in enumerate(state.log):
+    for offset, entry in enumerate(state.log, start=state.log_start):
         first = offset in state.batch_starts
         if entry in (LEADER_CHANGE, DATA):
             log.append(record(type=entry, voters=frozenset(), directoryIds=frozenset(), batchStart=first))
         elif isinstance(entry, rv.KRaftVersionRecord):
             log.append(record(type="KRaftVersion", voters=frozenset(), directoryIds=frozenset(), batchStart=first))
         else:
-            voters = vh.voter_set_at_offset(state.control, offset)
+            # Below the latest snapshot the history was trimmed (truncateOldEntries): the record itself says.
+            voters = (vh.voter_set_at_offset(state.control, offset) if offset >= state.latest_snapshot_end
+                      else rv.from_voters_record(entry))
             ids, named_ids = (frozenset(), frozenset()) if voters is None else (rv.voter_ids(voters), named(voters))
             log.append(record(type="Voters", voters=ids, directoryIds=named_ids, batchStart=first))
     pending = state.pending or Pending("none", 0)
     return {
-        "bootstrapVersion": vh.kraft_version_at_offset(state.control, -1),
+        "bootstrapVersion": state.bootstrap_version,
         "log": tuple(log),
         "hw": state.hw,
         "epochStart": state.epoch_start,
@@ -265,7 +373,20 @@ def project(state: ExploredState) -> dict[str, TlaValue]:
         "requestedVersion": -1 if state.requested_kraft_version is None else state.requested_kraft_version,
         "changes": state.changes,
         "elections": state.elections,
+        "logStart": state.log_start,
+        "snapshots": frozenset(project_snapshot(end, records) for end, records in state.snapshots),
+        "readEnd": state.read_end,
+        "snapshotsTaken": state.snapshots_taken,
     }
+
+
+def project_snapshot(end: int, records: tuple[object, ...]) -> TlaValue:
+    """A snapshot as the spec has it: its end, the kraft.version it carries (0 without a KRaftVersionRecord) and its
+    VotersRecord's voters and those named with a directory id (none without one)."""
+    versions = [r.kraft_version for r in records if isinstance(r, rv.KRaftVersionRecord)]
+    sets = [rv.from_voters_record(r) for r in records if isinstance(r, rv.VotersRecord)]
+    voters, named_ids = (rv.voter_ids(sets[0]), named(sets[0])) if sets else (frozenset(), frozenset())
+    return record(end=end, kraftVersion=versions[0] if versions else 0, voters=voters, directoryIds=named_ids)
 
 
 MODEL: AgreementModel[ExploredState] = AgreementModel(
@@ -274,4 +395,5 @@ MODEL: AgreementModel[ExploredState] = AgreementModel(
     initial_states=initial_states,
     successors=successors,
     project=project,
+    extra_configs=("snapshots",),  # KRaftVoters.snapshots.cfg: one snapshot, under smaller bounds
 )

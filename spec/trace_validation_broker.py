@@ -11,7 +11,7 @@ does not model are outside its bounds.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from kraftspec.reference import broker
 from kraftspec.reference.errors import Errors
@@ -19,7 +19,8 @@ from kraftspec.reference.frozen import FrozenMap
 from kraftspec.spec import agree_broker
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import Fn, TlaValue, fn, record
-from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name, within
+from kraftspec.spec.trace_validation_common import (Encoded, Outside, TraceModule, encoded, modelled, ok, stated_post,
+                                                    timed, within)
 from kraftspec.traces.replay import broker as broker_replay
 from kraftspec.traces.format.envelope import Step, Trace
 
@@ -119,13 +120,6 @@ def _post(post: Mapping[str, Any], constants: Mapping[str, TlaValue]) -> dict[st
     return out
 
 
-def _ok(response: Optional[Mapping[str, Any]]) -> str:
-    """``yes``/``no``: whether the stated response reports success; ``?`` when it does not say."""
-    if response is None or "error" not in response:
-        return "?"
-    return "yes" if error_name(response["error"]) == "NONE" else "no"
-
-
 def _reply(response: Optional[Mapping[str, Any]]) -> str:
     """The control state a successful heartbeat reply grants (``agree_broker.granted_state``), ``?`` if unstated."""
     fields = ("should_shut_down", "in_controlled_shutdown", "is_fenced")
@@ -136,21 +130,17 @@ def _reply(response: Optional[Mapping[str, Any]]) -> str:
         should_shut_down=response["should_shut_down"]))
 
 
-def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tuple[str, int]:
-    """The step as a ``BrokerLifecycleTrace`` step record, and the trace's clock after it.
+def encode_step(step: Step, now: int, constants: Mapping[str, TlaValue]) -> str:
+    """The step, which happens at ``now``, as a ``BrokerLifecycleTrace`` step record.
 
     Raises :class:`Outside` when the step has no counterpart in the spec's vocabulary.
     """
-    act = _SPEC_ACTIONS.get(step.action)
-    if act is None:
-        raise Outside(f"action {step.action!r} is not modelled by the spec "
-                      f"(it models {', '.join(sorted(_SPEC_ACTIONS))})")
+    act = _SPEC_ACTIONS[modelled(step, _SPEC_ACTIONS, "the spec")]
     args = step.input
     if args.get("authorized") is False:
         raise Outside("the spec does not model authorization")
-    now = args.get("now", clock)
     fields: dict[str, TlaValue] = {"act": act, "b": 0, "i": 0, "e": 0, "off": 0, "wf": False, "ws": False,
-                                   "now": now, "ok": _ok(step.response), "reply": "?", "ep": _UNKNOWN_EPOCH}
+                                   "now": now, "ok": ok(step.response), "reply": "?", "ep": _UNKNOWN_EPOCH}
     max_offset = int(constants["MaxOffset"])  # type: ignore[call-overload]
     if act == "RegisterBroker":
         request = args["request"]
@@ -180,21 +170,14 @@ def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tu
             _broker_id(which[0], constants), within(which[1], 0, max_offset, "broker epoch"))
     elif act == "UnregisterBroker":
         fields["b"] = _broker_id(args["broker_id"], constants)
-    post = _post(step.post or {}, constants)
     fields["nrec"] = -1 if step.records is None else len(step.records)
-    fields["stated"] = frozenset(post)
-    fields["post"] = record(**(post or {"nothing": 0}))
-    return to_tla(record(**fields)), now
+    return to_tla(record(**fields, **stated_post(_post(step.post or {}, constants))))
 
 
 def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
     """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express."""
-    def steps() -> Iterator[str]:
-        clock = 0
-        for step in trace.steps:
-            text, clock = encode_step(step, clock, constants)
-            yield text
-    return encoded(lambda: to_tla(_initial(trace, constants)), steps)
+    return encoded(lambda: to_tla(_initial(trace, constants)),
+                   lambda: (encode_step(step, now, constants) for step, now in timed(trace.steps)))
 
 
 MODULE = TraceModule("broker", "BrokerLifecycle",

@@ -9,20 +9,25 @@ there and the verdict is ``outside`` the spec's bounds, never a rejection.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Optional
 
 from kraftspec.reference.errors import Errors
-from kraftspec.spec.tla_values import TlaValue
+from kraftspec.spec.tla_values import TlaValue, record
 from kraftspec.spec.tlc_config import read_constants
-from kraftspec.traces.format.envelope import Trace
+from kraftspec.traces.format.envelope import Step, Trace
 
 SPEC_DIR = Path(__file__).resolve().parent
 
 
 class Outside(Exception):
     """A trace, step or field the spec's vocabulary cannot express."""
+
+
+class Unfixed(Exception):
+    """A stated output or post-state field that differs from what the spec fixes: the step is rejected."""
 
 
 @dataclass(frozen=True)
@@ -91,3 +96,49 @@ def encoded(init: Callable[[], str], steps: Callable[[], Iterator[str]]) -> Enco
     except Outside as exc:
         return Encoded(start, tuple(done), len(done), str(exc))
     return Encoded(start, tuple(done))
+
+
+def modelled(step: Step, actions: Collection[str], spec: str) -> str:
+    """``step``'s action when it is one of the ``actions`` ``spec`` models; :class:`Outside` otherwise."""
+    if step.action not in actions:
+        raise Outside(f"action {step.action!r} is not modelled by {spec} (it models {', '.join(sorted(actions))})")
+    return step.action
+
+
+def ok(response: Any) -> str:
+    """``yes``/``no``: whether a stated response reports success (its ``error`` is NONE); ``?`` when it does not say."""
+    if not isinstance(response, Mapping) or "error" not in response:
+        return "?"
+    return "yes" if error_name(response["error"]) == "NONE" else "no"
+
+
+def answered_with_error(message: Any) -> bool:
+    """Whether an answer states an error, at its top level or its partition's (an absent field states none)."""
+    return any(error_name(getattr(message, name, "NONE")) != "NONE" for name in ("error", "partition_error"))
+
+
+def stated_post(stated: Mapping[str, TlaValue]) -> dict[str, TlaValue]:
+    """A step record's ``stated`` (the post-state variables the step states) and ``post`` (their values; a record
+    must have a field, so ``[nothing |-> 0]`` when it states none)."""
+    return {"stated": frozenset(stated), "post": record(**(stated or {"nothing": 0}))}
+
+
+def timed(steps: Iterable[Step]) -> Iterator[tuple[Step, int]]:
+    """Each step with the time it happens at: the ``now`` its input states, else the last one stated (0 before any)."""
+    clock = 0
+    for step in steps:
+        clock = step.input.get("now", clock)
+        yield step, clock
+
+
+def fixing(outputs: Callable[[Step], dict[str, TlaValue]]) -> Callable[[Step], dict[str, TlaValue]]:
+    """``outputs`` (a step's stated outputs and post-state as step record fields) with ``fixed`` TRUE; ``fixed`` FALSE
+    alone when a field is not as the spec fixes it (:class:`Unfixed`) or has another shape than the reference's: no
+    successor matches, the step is rejected."""
+    @functools.wraps(outputs)
+    def fixed(step: Step) -> dict[str, TlaValue]:
+        try:
+            return {"fixed": True, **outputs(step)}
+        except (Unfixed, KeyError, TypeError, ValueError, AttributeError):  # stated JSON of another shape
+            return {"fixed": False}
+    return fixed

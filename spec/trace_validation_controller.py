@@ -27,7 +27,8 @@ from kraftspec.reference.records import RegisterControllerRecord
 from kraftspec.spec import agree_controller as agree
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
-from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.spec.trace_validation_common import (Encoded, Outside, TraceModule, Unfixed, encoded, error_name,
+                                                    fixing, modelled)
 from kraftspec.traces.replay import controller as controller_replay
 from kraftspec.traces.recording.controller_tla import EXPLICIT
 from kraftspec.traces.format.controller import explicit_state
@@ -46,10 +47,6 @@ _NOT_JUDGED = {"clock", "next_offset", "successful_rpcs"}
 """Post-state fields the spec has no counterpart of (its time and log offsets are abstract, it counts no successes)."""
 
 
-class _Unfixed(Exception):
-    """A stated output or post-state field that differs from what the spec fixes: the step is rejected."""
-
-
 def _same(stated: Any, fixed: Any) -> bool:
     """Whether a stated JSON value is the one the spec fixes, as JSON text (True and 1 differ, as in the replay)."""
     return json.dumps(stated, sort_keys=True) == json.dumps(fixed, sort_keys=True)
@@ -64,7 +61,7 @@ def _number(incarnation_id: Any) -> Optional[int]:
 def _fixed_number(incarnation_id: Any) -> int:
     k = _number(incarnation_id)
     if k is None:
-        raise _Unfixed(f"{incarnation_id!r} is not an incarnation id of the spec's process")
+        raise Unfixed(f"{incarnation_id!r} is not an incarnation id of the spec's process")
     return k
 
 
@@ -72,7 +69,7 @@ def _sent(request: Any) -> int:
     """A request sent (JSON), as its incarnation's number: anything but node 1's request of that incarnation is unfixed."""
     k = _fixed_number(request.get("incarnation_id") if type(request) is dict else None)
     if not _same(request, to_json(agree.request_of(agree.incarnation(k)))):
-        raise _Unfixed(f"{request!r} is not the request node 1's process {k} sends")
+        raise Unfixed(f"{request!r} is not the request node 1's process {k} sends")
     return k
 
 
@@ -85,20 +82,20 @@ def _written(written: Any) -> tuple[int, ...]:
         if r != RegisterControllerRecord(controller_id=request.controller_id, incarnation_id=request.incarnation_id,
                                          zk_migration_ready=request.zk_migration_ready,
                                          end_points=request.listeners, features=request.features, version=0):
-            raise _Unfixed(f"{r!r} is not node 1's registration of process {k}")
+            raise Unfixed(f"{r!r} is not node 1's registration of process {k}")
         out.append(k)
     return tuple(out)
 
 
 def _bool(value: Any) -> bool:
     if type(value) is not bool:
-        raise _Unfixed(f"{value!r} is not a boolean")
+        raise Unfixed(f"{value!r} is not a boolean")
     return value
 
 
 def _int(value: Any) -> int:
     if type(value) is not int:
-        raise _Unfixed(f"{value!r} is not an integer")
+        raise Unfixed(f"{value!r} is not an integer")
     return value
 
 
@@ -115,14 +112,14 @@ def _log(controllers: Any) -> int:
     if controllers == {}:
         return 0
     if type(controllers) is not dict or set(controllers) != {str(agree.NODE_ID)}:
-        raise _Unfixed(f"the spec's log holds node {agree.NODE_ID}'s registration only, not {controllers!r}")
+        raise Unfixed(f"the spec's log holds node {agree.NODE_ID}'s registration only, not {controllers!r}")
     k = _fixed_number(controllers[str(agree.NODE_ID)].get("incarnation_id"))
     request = agree.request_of(agree.incarnation(k))
     expected = cr.ControllerRegistration(controller_id=request.controller_id, incarnation_id=request.incarnation_id,
                                          zk_migration_ready=request.zk_migration_ready,
                                          listeners=request.listeners, features=request.features)
     if not _same(controllers[str(agree.NODE_ID)], to_json(expected)):
-        raise _Unfixed(f"{controllers!r} is not node 1's registration of process {k}")
+        raise Unfixed(f"{controllers!r} is not node 1's registration of process {k}")
     return k
 
 
@@ -132,7 +129,7 @@ def _known(mv: Any) -> bool:
         return True
     if mv == cr.MINIMUM_KRAFT_MV:
         return False
-    raise _Unfixed(f"the manager knows metadata.version {LATEST_PRODUCTION} or none ({cr.MINIMUM_KRAFT_MV}), not {mv!r}")
+    raise Unfixed(f"the manager knows metadata.version {LATEST_PRODUCTION} or none ({cr.MINIMUM_KRAFT_MV}), not {mv!r}")
 
 
 _POST_VARIABLES: dict[str, tuple[str, Callable[[Any], TlaValue]]] = {
@@ -152,11 +149,11 @@ def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
             out[variable] = convert(value)
         elif name == "metadata_version":
             if not _same(value, LATEST_PRODUCTION):
-                raise _Unfixed(f"the spec's quorum runs metadata.version {LATEST_PRODUCTION}, not {value!r}")
+                raise Unfixed(f"the spec's quorum runs metadata.version {LATEST_PRODUCTION}, not {value!r}")
         elif name in _NOT_JUDGED:
             _int(value)
         else:
-            raise _Unfixed(f"unknown post-state field {name!r}")
+            raise Unfixed(f"unknown post-state field {name!r}")
     return out
 
 
@@ -190,43 +187,36 @@ def _arguments(step: Step) -> dict[str, TlaValue]:
     return fields
 
 
+@fixing
 def _outputs(step: Step) -> dict[str, TlaValue]:
-    """The stated outputs and post-state; a field other than the spec fixes it, or of another shape than the
-    reference's, sets ``fixed`` FALSE: no successor matches, the step is rejected."""
-    fields: dict[str, TlaValue] = {"fixed": True}
+    """The stated outputs and post-state (``fixed`` FALSE instead when one is not as the spec fixes it: ``fixing``)."""
+    fields: dict[str, TlaValue] = {}
     response = step.response or {}
-    try:
-        if step.action == "register_controller":
-            if not set(response) <= {"error", "message"}:
-                raise _Unfixed(f"register_controller answers an error and a message, not {response!r}")
-            if "error" in response:
-                name = error_name(response["error"])
-                if name is None:
-                    raise _Unfixed(f"{response['error']!r} is not an error")
-                fields["err"] = name
-        elif step.action in _MANAGER_ACTIONS:
-            if not set(response) <= {"sends"}:
-                raise _Unfixed(f"the manager answers the requests it sent, not {response!r}")
-            if "sends" in response:
-                fields["hasSends"], fields["sends"] = True, tuple(_sent(r) for r in response["sends"])
-        elif response:
-            raise _Unfixed(f"{step.action} answers nothing, not {response!r}")
-        if step.records is not None:
-            fields["nrec"], fields["recs"] = len(step.records), _written(step.records)
-        post = _post(step.post or {})
-    except (_Unfixed, KeyError, TypeError, ValueError, AttributeError):  # stated JSON of another shape
-        return {"fixed": False}
-    fields["stated"] = frozenset(post)
-    fields["post"] = record(**{**_NO_POST, **post})
-    return fields
+    if step.action == "register_controller":
+        if not set(response) <= {"error", "message"}:
+            raise Unfixed(f"register_controller answers an error and a message, not {response!r}")
+        if "error" in response:
+            name = error_name(response["error"])
+            if name is None:
+                raise Unfixed(f"{response['error']!r} is not an error")
+            fields["err"] = name
+    elif step.action in _MANAGER_ACTIONS:
+        if not set(response) <= {"sends"}:
+            raise Unfixed(f"the manager answers the requests it sent, not {response!r}")
+        if "sends" in response:
+            fields["hasSends"], fields["sends"] = True, tuple(_sent(r) for r in response["sends"])
+    elif response:
+        raise Unfixed(f"{step.action} answers nothing, not {response!r}")
+    if step.records is not None:
+        fields["nrec"], fields["recs"] = len(step.records), _written(step.records)
+    post = _post(step.post or {})
+    return {**fields, "stated": frozenset(post), "post": record(**{**_NO_POST, **post})}
 
 
 def encode_step(step: Step) -> str:
     """The step as a ``ControllerRegistrationTrace`` step record. Raises :class:`Outside` when the spec cannot
     express it."""
-    act = _SPEC_ACTIONS.get(step.action)
-    if act is None:
-        raise Outside(f"action {step.action!r} is not modelled by the spec (it models {', '.join(sorted(_SPEC_ACTIONS))})")
+    act = _SPEC_ACTIONS[modelled(step, _SPEC_ACTIONS, "the spec")]
     fields: dict[str, TlaValue] = {
         "act": act, "n": 0, "ok": True, "reg": False, "mv": False, "deny": "", "err": "?", "hasSends": False,
         "sends": (), "nrec": -1, "recs": (), "stated": frozenset(), "post": record(**_NO_POST)}

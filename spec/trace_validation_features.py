@@ -11,13 +11,13 @@ or unauthorized requests and the actions the spec does not model are outside its
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from kraftspec.reference import broker
 from kraftspec.spec import agree_features
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, fn, record
-from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, modelled, ok, stated_post
 from kraftspec.traces.format.envelope import Step, Trace
 
 _SPEC_ACTIONS = {"register_broker": "RegisterBroker", "unregister_broker": "UnregisterBroker",
@@ -30,13 +30,6 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue]) -> str:
         raise Outside("the controller is not FeatureLevels.tla's (agree_features.EXPLICIT)")
     (state,) = agree_features.initial_states(constants)
     return to_tla(record(**agree_features.project(state)))
-
-
-def _ok(response: Any) -> str:
-    """``yes``/``no``: whether the stated response reports success; ``?`` when it does not say."""
-    if not isinstance(response, Mapping) or "error" not in response:
-        return "?"
-    return "yes" if error_name(response["error"]) == "NONE" else "no"
 
 
 def _software(request: broker.BrokerRegistrationRequest, constants: Mapping[str, TlaValue]) -> int:
@@ -58,14 +51,11 @@ def _request(request: Any, constants: Mapping[str, TlaValue]) -> TlaValue:
 
 def encode_step(step: Step, constants: Mapping[str, TlaValue]) -> str:
     """The step as a ``FeatureLevelsTrace`` step record (:class:`Outside` when the spec cannot express it)."""
-    act = _SPEC_ACTIONS.get(step.action)
-    if act is None:
-        raise Outside(f"action {step.action!r} is not modelled by FeatureLevels.tla "
-                      f"(it models {', '.join(sorted(_SPEC_ACTIONS))})")
+    act = _SPEC_ACTIONS[modelled(step, _SPEC_ACTIONS, "FeatureLevels.tla")]
     args = step.input
     if args.get("authorized") is False:
         raise Outside("the spec does not model authorization")
-    fields: dict[str, TlaValue] = {"act": act, "b": 0, "s": 0, "req": frozenset(), "ok": _ok(step.response)}
+    fields: dict[str, TlaValue] = {"act": act, "b": 0, "s": 0, "req": frozenset(), "ok": ok(step.response)}
     if act == "RegisterBroker":
         request = args["request"]
         if request.broker_id not in constants["Brokers"]:  # type: ignore[operator]
@@ -89,17 +79,12 @@ def encode_step(step: Step, constants: Mapping[str, TlaValue]) -> str:
     if "next_offset" in post:
         stated["nextOffset"] = post["next_offset"]
     fields["nrec"] = -1 if step.records is None else len(step.records)
-    fields["stated"] = frozenset(stated)
-    fields["post"] = record(**(stated or {"nothing": 0}))
-    return to_tla(record(**fields))
+    return to_tla(record(**fields, **stated_post(stated)))
 
 
 def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
     """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express."""
-    def steps() -> Iterator[str]:
-        for step in trace.steps:
-            yield encode_step(step, constants)
-    return encoded(lambda: _initial(trace, constants), steps)
+    return encoded(lambda: _initial(trace, constants), lambda: (encode_step(step, constants) for step in trace.steps))
 
 
 MODULE = TraceModule("broker", "FeatureLevels", ("fin", "reg", "minIsr", "nextOffset", "t", "i", "outside"), encode)

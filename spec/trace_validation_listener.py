@@ -13,12 +13,13 @@ Other inputs, other senders than ``Others``, answers with errors, diverging or s
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from kraftspec.spec import agree_listener
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
-from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.spec.trace_validation_common import (Encoded, Outside, TraceModule, answered_with_error, encoded,
+                                                    modelled, stated_post)
 from kraftspec.traces.format.envelope import Step, Trace
 
 _KINDS = {"append": "append", "fetch_request": "fetchReq", "fetch_response": "fetchResp", "vote_response": "vote",
@@ -49,9 +50,8 @@ def _sender(source: int, constants: Mapping[str, TlaValue]) -> int:
 
 
 def _clean(message: Any, what: str) -> None:
-    for name in ("error", "partition_error"):
-        if error_name(getattr(message, name, "NONE")) != "NONE":
-            raise Outside(f"a {what} with an error (the spec's environment answers without one)")
+    if answered_with_error(message):
+        raise Outside(f"a {what} with an error (the spec's environment answers without one)")
 
 
 def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
@@ -67,10 +67,7 @@ def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
 
 def encode_step(step: Step, constants: Mapping[str, TlaValue]) -> str:
     """The step as a ``KRaftListenerTrace`` step record (:class:`Outside` when the spec cannot express it)."""
-    kind = _KINDS.get(step.action)
-    if kind is None:
-        raise Outside(f"action {step.action!r} is not modelled by KRaftListener.tla "
-                      f"(it models {', '.join(sorted(_KINDS))})")
+    kind = _KINDS[modelled(step, _KINDS, "KRaftListener.tla")]
     fields: dict[str, TlaValue] = {"kind": kind, "n": 0, "need": 0, "hw": -1, "l": -1, "e": -1, "granted": False}
     message, response = step.input.get("message"), step.response or {}
     if kind == "append":
@@ -99,18 +96,12 @@ def encode_step(step: Step, constants: Mapping[str, TlaValue]) -> str:
         fields.update(e=step.input["end_offset"], n=created, need=created)
     elif kind == "restart":
         fields["need"] = 1
-    stated = _post(step.post or {})
-    fields["stated"] = frozenset(stated)
-    fields["post"] = record(**(stated or {"nothing": 0}))
-    return to_tla(record(**fields))
+    return to_tla(record(**fields, **stated_post(_post(step.post or {}))))
 
 
 def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
     """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express."""
-    def steps() -> Iterator[str]:
-        for step in trace.steps:
-            yield encode_step(step, constants)
-    return encoded(lambda: _initial(trace, constants), steps)
+    return encoded(lambda: _initial(trace, constants), lambda: (encode_step(step, constants) for step in trace.steps))
 
 
 MODULE = TraceModule("raft", "KRaftListener", ("log", "logStart", "snapshot", "hw", "committed", "role", "epoch",

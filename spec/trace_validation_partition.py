@@ -26,7 +26,8 @@ from kraftspec.reference.records import PartitionChangeRecord
 from kraftspec.spec import agree_partition as agree
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
-from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.spec.trace_validation_common import (Encoded, Outside, TraceModule, Unfixed, encoded, error_name,
+                                                    fixing, modelled, stated_post)
 from kraftspec.traces.replay import partition as partition_replay
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.recording.partition_tla import EXPLICIT
@@ -53,20 +54,16 @@ _LEADER_FIELDS = {"leader_epoch", "partition_epoch", "isr", "high_watermark", "l
                   "leader_epoch_start_offset", "followers", "eligible_brokers", "pending"}
 
 
-class _Unfixed(Exception):
-    """A stated output or post-state field that differs from what the spec fixes: the step is rejected."""
-
-
 def _int(value: Any) -> int:
     if type(value) is not int:
-        raise _Unfixed(f"{value!r} is not an integer")
+        raise Unfixed(f"{value!r} is not an integer")
     return value
 
 
 def _ids(values: Any) -> frozenset[int]:
     """A list of distinct broker ids as the spec's set."""
     if type(values) is not list or len(set(map(_int, values))) != len(values):
-        raise _Unfixed(f"{values!r} is not a list of distinct ids")
+        raise Unfixed(f"{values!r} is not a list of distinct ids")
     return frozenset(values)
 
 
@@ -74,7 +71,7 @@ def _incarnation(broker_id: int, epoch: Any) -> int:
     """The spec's broker epoch of a stated reference broker epoch (negative sentinels stay)."""
     k = agree.incarnation(_int(epoch))
     if epoch >= 0 and agree.broker_epoch(broker_id, k) != epoch:
-        raise _Unfixed(f"broker epoch {epoch} is no incarnation of broker {broker_id}")
+        raise Unfixed(f"broker epoch {epoch} is no incarnation of broker {broker_id}")
     return k
 
 
@@ -102,10 +99,10 @@ def _initial(trace: Trace, constants: Mapping[str, TlaValue]) -> str:
 def _isr_with_epochs(members: Any) -> frozenset[tuple[int, int]]:
     """``new_isr_with_epochs`` as the spec's message ISR: ``<<id, broker epoch>>``, -1 for an unknown epoch."""
     if type(members) is not list:
-        raise _Unfixed(f"{members!r} is not a list of [id, epoch]")
+        raise Unfixed(f"{members!r} is not a list of [id, epoch]")
     pairs = frozenset((_int(r), _incarnation(r, e)) for r, e in members)
     if len(pairs) != len(members):
-        raise _Unfixed(f"{members!r} names a replica twice")
+        raise Unfixed(f"{members!r} names a replica twice")
     return pairs
 
 
@@ -121,7 +118,7 @@ def _message(request: AlterPartitionRequest) -> TlaValue:
     se = _input_epoch(sender, request.broker_epoch, "the sender")
     try:
         isr = _isr_with_epochs([list(m) for m in data.new_isr_with_epochs])
-    except _Unfixed as exc:
+    except Unfixed as exc:
         raise Outside(f"the request's ISR is not one the spec's leaders propose: {exc}") from None
     return record(s=sender, se=se, le=data.leader_epoch, pe=data.partition_epoch, isr=isr)
 
@@ -129,7 +126,7 @@ def _message(request: AlterPartitionRequest) -> TlaValue:
 def _outcome(response: Optional[Mapping[str, Any]]) -> tuple[str, Optional[TlaValue]]:
     """The controller's stated answer: the spec's outcome (``?`` unstated) and the partition's new state on success.
 
-    :class:`_Unfixed` when the answer names other topics or partitions than the request's one.
+    :class:`Unfixed` when the answer names other topics or partitions than the request's one.
     """
     if response is None or "error_code" not in response:
         return "?", None
@@ -141,7 +138,7 @@ def _outcome(response: Optional[Mapping[str, Any]]) -> tuple[str, Optional[TlaVa
     (topic,) = response["topics"]
     (result,) = topic["partitions"]
     if topic["topic_id"] != agree.TOPIC_ID or result["partition_index"] != 0:
-        raise _Unfixed(f"the answer is not for {agree.TOPIC_ID}:0")
+        raise Unfixed(f"the answer is not for {agree.TOPIC_ID}:0")
     outcome = _OUTCOMES.get(error_name(result["error_code"]) or "", "other")
     if outcome != "applied":
         return outcome, None
@@ -157,20 +154,20 @@ def _proposal(response: Optional[Mapping[str, Any]]) -> tuple[str, TlaValue]:
     if proposal is None:
         return "no", _NO_PROPOSAL
     if type(proposal) is not dict or proposal.get("partition_index") != 0 or proposal.get("leader_recovery_state", 0) != 0:
-        raise _Unfixed(f"the spec's leaders propose for partition 0, RECOVERED, not {proposal!r}")
+        raise Unfixed(f"the spec's leaders propose for partition 0, RECOVERED, not {proposal!r}")
     return "yes", record(le=_int(proposal.get("leader_epoch")), pe=_int(proposal.get("partition_epoch")),
                          isr=_isr_with_epochs(proposal.get("new_isr_with_epochs")))
 
 
 def _records(written: Any) -> tuple[TlaValue, ...]:
-    """PartitionChangeRecords as the ISR and leader they set; a field the spec never writes is :class:`_Unfixed`."""
+    """PartitionChangeRecords as the ISR and leader they set; a field the spec never writes is :class:`Unfixed`."""
     out = []
     for _, r in written:
         if not isinstance(r, PartitionChangeRecord) or (r.topic_id, r.partition_id) != agree.KEY:
-            raise _Unfixed(f"the spec writes PartitionChangeRecords of {agree.TOPIC_ID}:0 only, not {r!r}")
+            raise Unfixed(f"the spec writes PartitionChangeRecords of {agree.TOPIC_ID}:0 only, not {r!r}")
         if (r.replicas, r.removing_replicas, r.adding_replicas, r.directories, r.eligible_leader_replicas,
                 r.last_known_elr, r.leader_recovery_state) != (None, None, None, None, None, None, -1):
-            raise _Unfixed(f"the record changes a field the spec never changes: {r!r}")
+            raise Unfixed(f"the record changes a field the spec never changes: {r!r}")
         out.append(record(hasIsr=r.isr is not None, isr=frozenset(r.isr or ()), leader=r.leader))
     return tuple(out)
 
@@ -178,15 +175,15 @@ def _records(written: Any) -> tuple[TlaValue, ...]:
 def _leader(b: int, w: Any) -> tuple[TlaValue, int]:
     """A stated leader state as the spec's ``ls[b]`` (``agree_partition``'s projection), and its log end offset."""
     if type(w) is not dict or set(w) != _LEADER_FIELDS:
-        raise _Unfixed(f"leader state {w!r} lacks or adds fields")
+        raise Unfixed(f"leader state {w!r} lacks or adds fields")
     followers, eligible, pending = w["followers"], w["eligible_brokers"], w["pending"]
     if type(followers) is not dict or type(eligible) is not dict or not {str(r) for r in agree.REPLICAS} >= set(followers) | set(eligible):
-        raise _Unfixed("followers and eligible brokers are the spec's brokers")
+        raise Unfixed("followers and eligible brokers are the spec's brokers")
     fetched = {int(r): f for r, f in followers.items()}
     if any(type(f) is not dict or set(f) != {"log_end_offset", "broker_epoch"} for f in fetched.values()):
-        raise _Unfixed(f"follower states {followers!r} lack or add fields")
+        raise Unfixed(f"follower states {followers!r} lack or add fields")
     if pending is not None and (type(pending) is not dict or set(pending) != {"proposed_isr", "maximal_isr"}):
-        raise _Unfixed(f"pending {pending!r} lacks or adds fields")
+        raise Unfixed(f"pending {pending!r} lacks or adds fields")
     state = record(
         epoch=_int(w["leader_epoch"]), pe=_int(w["partition_epoch"]), isr=_ids(w["isr"]), hw=_int(w["high_watermark"]),
         start=_int(w["leader_epoch_start_offset"]),
@@ -203,16 +200,16 @@ def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
     if "brokers" in post:
         brokers = post["brokers"]
         if type(brokers) is not dict or set(brokers) != {str(b) for b in agree.REPLICAS}:
-            raise _Unfixed(f"the spec registers brokers 1-3, not {sorted(brokers)}")
+            raise Unfixed(f"the spec registers brokers 1-3, not {sorted(brokers)}")
         epochs = []
         for b in agree.REPLICAS:
             r = brokers[str(b)]
             if type(r) is not dict or set(r) != {"epoch", "incarnation_id", "fenced", "in_controlled_shutdown"}:
-                raise _Unfixed(f"registration {r!r} lacks or adds fields")
+                raise Unfixed(f"registration {r!r} lacks or adds fields")
             k = _incarnation(b, r["epoch"])
             if r["incarnation_id"] != agree.incarnation_id(b, k) or r["in_controlled_shutdown"] is not False \
                     or type(r["fenced"]) is not bool:
-                raise _Unfixed(f"registration {r!r} is not the spec's broker {b} in incarnation {k}")
+                raise Unfixed(f"registration {r!r} is not the spec's broker {b} in incarnation {k}")
             epochs.append(k)
         out["brokers"] = record(fenced=frozenset(b for b in agree.REPLICAS if brokers[str(b)]["fenced"]),
                                 brokerEpoch=tuple(epochs))
@@ -220,18 +217,18 @@ def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
         key = f"{agree.TOPIC_ID}:0"
         partitions = post["partitions"]
         if type(partitions) is not dict or set(partitions) != {key}:
-            raise _Unfixed(f"the spec has one partition, {key}")
+            raise Unfixed(f"the spec has one partition, {key}")
         p = partitions[key]
         if type(p) is not dict or set(p) != {"leader", "isr", "leader_epoch", "partition_epoch", *_FIXED_PARTITION} \
                 or any(p[name] != value for name, value in _FIXED_PARTITION.items()):
-            raise _Unfixed(f"partition {p!r} is not on replicas 1, 2, 3 without reassignment or ELR, RECOVERED")
+            raise Unfixed(f"partition {p!r} is not on replicas 1, 2, 3 without reassignment or ELR, RECOVERED")
         out["part"] = record(leader=_int(p["leader"]), isr=_ids(p["isr"]), leaderEpoch=_int(p["leader_epoch"]),
                              partitionEpoch=_int(p["partition_epoch"]))
     if "leaders" in post:
         leaders = post["leaders"]
         keys = {f"{b}:{agree.TOPIC_ID}:0": b for b in agree.REPLICAS}
         if type(leaders) is not dict or not set(keys) >= set(leaders):
-            raise _Unfixed(f"the spec's leader states are {sorted(keys)}, not {sorted(leaders)}")
+            raise Unfixed(f"the spec's leader states are {sorted(keys)}, not {sorted(leaders)}")
         states = {keys[k]: _leader(keys[k], w) for k, w in leaders.items()}
         out["leaders"] = record(ls=tuple(states[b][0] if b in states else agree.NOT_LEADING for b in agree.REPLICAS),
                                 leo=tuple(states[b][1] if b in states else -1 for b in agree.REPLICAS))
@@ -255,7 +252,7 @@ def _input_epoch(broker_id: int, epoch: int, what: str) -> int:
     """A broker epoch an input names, as the spec's incarnation; :class:`Outside` if the spec's brokers never have it."""
     try:
         return _incarnation(broker_id, epoch)
-    except _Unfixed as exc:
+    except Unfixed as exc:
         raise Outside(f"{what} registers or fetches with a broker epoch the spec does not use: {exc}") from None
 
 
@@ -298,35 +295,27 @@ def _arguments(step: Step, previous: Optional[Step], following: Optional[Step]) 
     return fields
 
 
+@fixing
 def _outputs(step: Step) -> dict[str, TlaValue]:
-    """The stated outputs and post-state; a field other than the spec fixes it, or of another shape than the
-    reference's, sets ``fixed`` FALSE: no successor matches, the step is rejected."""
-    fields: dict[str, TlaValue] = {"fixed": True}
-    try:
-        if step.action == "alter_partition":
-            fields["outcome"], result = _outcome(step.response)
-            if result is not None:
-                fields["hasRes"], fields["res"] = True, result
-        elif step.action in ("follower_fetch", "maybe_shrink_isr"):
-            fields["prop"], fields["pmsg"] = _proposal(step.response)
-        elif step.action == "handle_alter_partition_result" and step.response is not None and "resend" in step.response:
-            fields["resend"] = "no" if step.response["resend"] is None else "yes"
-        if step.records is not None:
-            fields["nrec"], fields["recs"] = len(step.records), _records(step.records)
-        post = _post(step.post or {})
-    except (_Unfixed, KeyError, TypeError, ValueError, AttributeError):  # stated JSON of another shape
-        return {"fixed": False}
-    fields["stated"] = frozenset(post)
-    fields["post"] = record(**(post or {"nothing": 0}))
-    return fields
+    """The stated outputs and post-state (``fixed`` FALSE instead when one is not as the spec fixes it: ``fixing``)."""
+    fields: dict[str, TlaValue] = {}
+    if step.action == "alter_partition":
+        fields["outcome"], result = _outcome(step.response)
+        if result is not None:
+            fields["hasRes"], fields["res"] = True, result
+    elif step.action in ("follower_fetch", "maybe_shrink_isr"):
+        fields["prop"], fields["pmsg"] = _proposal(step.response)
+    elif step.action == "handle_alter_partition_result" and step.response is not None and "resend" in step.response:
+        fields["resend"] = "no" if step.response["resend"] is None else "yes"
+    if step.records is not None:
+        fields["nrec"], fields["recs"] = len(step.records), _records(step.records)
+    return {**fields, **stated_post(_post(step.post or {}))}
 
 
 def encode_step(step: Step, previous: Optional[Step], following: Optional[Step]) -> str:
     """The step as a ``PartitionLeadershipTrace`` step record (the steps around it decide an AlterPartition's
     delivery and the answer a leader handles). Raises :class:`Outside` when the spec cannot express it."""
-    act = _SPEC_ACTIONS.get(step.action)
-    if act is None:
-        raise Outside(f"action {step.action!r} is not modelled by the spec (it models {', '.join(sorted(_SPEC_ACTIONS))})")
+    act = _SPEC_ACTIONS[modelled(step, _SPEC_ACTIONS, "the spec")]
     fields: dict[str, TlaValue] = {
         "act": act, "call": "", "b": 0, "f": 0, "off": 0, "ep": 0, "msg": _NO_MESSAGE, "delivered": "end",
         "outcome": "?", "hasRes": False, "res": _NO_RESULT, "prop": "?", "pmsg": _NO_PROPOSAL, "consistent": True,

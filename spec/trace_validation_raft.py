@@ -46,7 +46,8 @@ from kraftspec.spec import agree_raft
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
 from kraftspec.spec.tlc_config import read_constants
-from kraftspec.spec.trace_validation_common import SPEC_DIR, Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.spec.trace_validation_common import (SPEC_DIR, Encoded, Outside, TraceModule, encoded, error_name,
+                                                    modelled, stated_post)
 from kraftspec.traces.replay import raft as raft_replay
 from kraftspec.traces.format.envelope import Step, Trace
 
@@ -155,7 +156,7 @@ class _View:
 
     def after(self, step: Step, sent: list[dict[str, Any]]) -> None:
         """Forget the requests a restart or a stated change of role, epoch or leader cancels, and those timed out
-        when an Unattached node or a Follower polls (``raft._without_timed_out``); note the new ones."""
+        when an Unattached node or a Follower polls (``raft_node.without_timed_out``); note the new ones."""
         post = step.post or {}
         position = tuple(post.get(name, old) for name, old in zip(("role", "epoch", "leader_id"), self.position))
         self.clock = step.input.get("now", self.clock)
@@ -392,9 +393,7 @@ def _post(post: Mapping[str, Any]) -> dict[str, TlaValue]:
 
 def encode_step(step: Step, view: _View) -> str:
     """The step as a ``KRaftQuorumTrace`` step record. Raises :class:`Outside` when the spec cannot express it."""
-    action = step.action
-    if action not in _MODELLED:
-        raise Outside(f"action {action!r} is not modelled by the spec (it models {', '.join(sorted(_MODELLED))})")
+    action = modelled(step, _MODELLED, "the spec")
     m, extra = _NO_MESSAGE, {}
     if "message" in step.input:
         kind, m = "msg", _input(step, view)
@@ -425,7 +424,7 @@ def encode_step(step: Step, view: _View) -> str:
         reply, requests, post, readable = (), (), {}, False
     extra = {"snap": (-1, -1), "created": False, **extra}
     return to_tla(record(kind=kind, m=m, reply=reply, reqs=requests, readable=readable, **extra,
-                         role=post.get("role", "?"), stated=frozenset(post), post=record(**(post or {"nothing": 0}))))
+                         role=post.get("role", "?"), **stated_post(post)))
 
 
 def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
@@ -453,6 +452,6 @@ class _RaftTraceModule(TraceModule):
 MODULE = _RaftTraceModule("raft", "KRaftQuorum",
                           ("role", "epoch", "leader", "voted", "granted", "rejected", "fetched", "hw", "log", "flushed",
                            "endOff", "msgs", "committed", "faults", "timeouts", "start", "snaps", "fetchingSnap",
-                           "snapshots", "t", "i", "outside", "ph", "k"), encode)
+                           "snapshots", "logHw", "t", "i", "outside", "ph", "k"), encode)
 """``spec/KRaftQuorumTrace.tla``: the spec's variables, then the trace index, the steps explained, why it stopped,
 the phase within a step and the requests sent so far."""

@@ -13,14 +13,15 @@ are outside its bounds; the messages the node sends are not judged (the spec doe
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from kraftspec.reference import raft
 from kraftspec.reference.raft_messages import Tick
 from kraftspec.spec import agree_shutdown
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue, record
-from kraftspec.spec.trace_validation_common import Encoded, Outside, TraceModule, encoded, error_name
+from kraftspec.spec.trace_validation_common import (Encoded, Outside, TraceModule, answered_with_error, encoded,
+                                                    modelled, stated_post, timed)
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.replay import raft as raft_replay
 
@@ -57,14 +58,10 @@ def _message(step: Step) -> Any:
     return step.input["message"]
 
 
-def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tuple[str, int]:
-    """The step as a ``KRaftShutdownTrace`` step record and the clock after it (:class:`Outside` when the spec cannot
-    express it)."""
-    kind = _KINDS.get(step.action)
-    if kind is None:
-        raise Outside(f"action {step.action!r} is not modelled by KRaftShutdown.tla "
-                      f"(it models {', '.join(sorted(_KINDS))})")
-    now = step.input.get("now", clock)
+def encode_step(step: Step, now: int, constants: Mapping[str, TlaValue]) -> str:
+    """The step, which happens at ``now``, as a ``KRaftShutdownTrace`` step record (:class:`Outside` when the spec
+    cannot express it)."""
+    kind = _KINDS[modelled(step, _KINDS, "KRaftShutdown.tla")]
     fields: dict[str, TlaValue] = {"kind": kind, "now": now, "succ": (), "l": -1, "e": -1, "granted": False, "v": -1}
     timeout = int(constants["ShutdownTimeout"])  # type: ignore[call-overload]
     if kind == "shutdown" and step.input["timeout_ms"] != timeout:
@@ -78,7 +75,7 @@ def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tu
             fields["succ"] = tuple(request.preferred_successors)
     if kind in ("vote", "epochAnswer"):
         answer = _message(step)
-        if error_name(answer.error) != "NONE" or error_name(answer.partition_error) != "NONE":
+        if answered_with_error(answer):
             raise Outside("an answer with an error (the spec's voters answer without one)")
         if kind == "vote":
             fields["granted"] = answer.vote_granted
@@ -91,19 +88,14 @@ def encode_step(step: Step, clock: int, constants: Mapping[str, TlaValue]) -> tu
     for name, variable in _POST.items():
         if name in post:
             stated[variable] = _SHUTDOWN.get(post[name], "?") if name == "shutdown" else post[name]
-    fields["stated"] = frozenset(stated)
-    fields["post"] = record(**(stated or {"nothing": 0}))
-    return to_tla(record(**fields)), now
+    return to_tla(record(**fields, **stated_post(stated)))
 
 
 def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
     """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express."""
-    def steps() -> Iterator[str]:
-        clock = 0
-        for step in trace.steps[_first_polls(trace, constants):]:
-            text, clock = encode_step(step, clock, constants)
-            yield text
-    return encoded(lambda: _initial(trace, constants), steps)
+    return encoded(lambda: _initial(trace, constants),
+                   lambda: (encode_step(step, now, constants)
+                            for step, now in timed(trace.steps[_first_polls(trace, constants):])))
 
 
 MODULE = TraceModule("raft", "KRaftShutdown", ("voters", "role", "epoch", "leader", "shutdown", "deadline", "now",

@@ -81,18 +81,24 @@ def crosshair_refutations(component: str, per_condition_timeout: float = 5.0) ->
 
 
 @functools.lru_cache(maxsize=None)
-def _spec_graph(component: str) -> Any:
+def _spec_graph(component: str, config: str = "") -> Any:
+    from dataclasses import replace
+
     from kraftspec.spec.agree import load_model, spec_graph
 
-    return spec_graph(load_model(component))
+    return spec_graph(replace(load_model(component), config=config))
 
 
-def agreement_difference(component: str) -> Optional[str]:
-    """The first difference between the (mutated) reference and TLC's graph, or None when identical."""
+def agreement_difference(component: str, config: str = "") -> Optional[str]:
+    """The first difference between the (mutated) reference and TLC's graph, or None when identical; ``config``: one of
+    the model's ``extra_configs`` ("": the spec's own ``.cfg``)."""
+    from dataclasses import replace
+
     from kraftspec.spec.agree import check_agreement, load_model
 
     try:
-        report = check_agreement(load_model(component), spec=_spec_graph(component), stop_early=True)
+        report = check_agreement(replace(load_model(component), config=config), spec=_spec_graph(component, config),
+                                 stop_early=True)
     except Exception as exc:  # the mutated reference fails on a state the spec's bounds reach
         return f"the reference raised {type(exc).__name__} while explored: {exc}"
     return None if report.identical else report.summary()

@@ -599,7 +599,7 @@ def test_a_mixed_quorum_stays_safe_and_every_view_agrees(kafka_nodes: int) -> No
         kafka_steps, reached = 0, raft_mixed.HardPaths()
         for seed in range(8):
             result = raft_mixed.run(seed, kafka_nodes, processes)
-            assert result.failure is None, (seed, result.failure)
+            assert result.failure is None and result.inexpressible is None, (seed, result.failure, result.inexpressible)
             assert not result.disagreements, [describe(result.verdicts[n]) for n in result.disagreements][:1]
             kafka_steps += result.kafka_steps
             reached.add(result.paths)
@@ -618,7 +618,7 @@ def test_a_mixed_quorum_with_failed_requests_and_shutdowns_stays_safe_and_agrees
     reached = raft_mixed.HardPaths()
     for seed in range(8):
         result = raft_mixed.run(seed, 1, [kafka()], faults=True)
-        assert result.failure is None, (seed, result.failure)
+        assert result.failure is None and result.inexpressible is None, (seed, result.failure, result.inexpressible)
         assert not result.disagreements, [describe(result.verdicts[n]) for n in result.disagreements][:1]
         reached.add(result.paths)
     assert any(kind.startswith("kafka:") for kind in reached.failed_requests)
@@ -647,7 +647,7 @@ def test_a_mixed_quorum_with_snapshots_stays_safe_and_agrees() -> None:
     reached = raft_mixed.HardPaths()
     for seed in range(12):
         result = raft_mixed.run(seed, 1, [kafka()], rules=300, snapshots=True)
-        assert result.failure is None, (seed, result.failure)
+        assert result.failure is None and result.inexpressible is None, (seed, result.failure, result.inexpressible)
         assert not result.disagreements, [describe(result.verdicts[n]) for n in result.disagreements][:1]
         reached.add(result.paths)
     assert {"kafka:fetch answered with a snapshot id", "kafka:restart from a snapshot",

@@ -7,7 +7,7 @@ polls after each input here, so a Fetch leaves with every answer, and the one ou
 period ends has timed out: the observer's ``pollFollowerAsObserver`` then sends AddRaftVoter or RemoveRaftVoter on the
 leader's ready connection, as in Kafka's own test. Kafka showed one difference: the reference listed the node's own
 listeners by name, Kafka in the order it was given them (``Endpoints`` keeps the server's map), fixed in
-``raft._voters_in_force``.
+``raft_node.voters_in_force``.
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_auto_join_answers(api: str, error: str, settled: bool) -> None:
 
 def test_auto_join_lists_the_listeners_in_their_given_order() -> None:
     """``buildAddVoterRequest`` lists ``localListeners`` as the server gave them (``Endpoints`` keeps its map), the
-    quorum's listener first; the reference listed them by name (fixed: ``raft._voters_in_force``)."""
+    quorum's listener first; the reference listed them by name (fixed: ``raft_node.voters_in_force``)."""
     listeners = ["CONTROLLER://controller3:9093", "ALPHA://alpha3:9094", "BETA://beta3:9095"]
     steps, verdict = run(observer(NEW, DIRECTORY[NEW], listeners=listeners), to_the_period())
     assert only(steps[2], "AddRaftVoterRequest")["listeners"] == listeners

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import pytest
 
-from kraftspec.reference import raft, raft_log, raft_voter_history, raft_voters
+from kraftspec.reference import raft, raft_log, raft_node, raft_reconfig_client, raft_voter_history, raft_voters
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import RaftLog, Snapshot
@@ -22,6 +22,7 @@ from kraftspec.reference.raft_messages import (
     AddRaftVoterRequest,
     ApiVersionsRequest,
     ApiVersionsResponse,
+    Append,
     BeginQuorumEpochRequest,
     DescribeQuorumRequest,
     DescribeQuorumResponse,
@@ -44,6 +45,7 @@ from kraftspec.reference.raft_messages import (
     VoteResponse,
     VoterChangeResponse,
 )
+from kraftspec.reference.raft_node import ADD_VOTER, REMOVE_VOTER
 from kraftspec.reference.raft_quorum_file import read_quorum_state
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_state import Candidate, ElectionState, Follower, Leader, QuorumConfig, Resigned, \
@@ -305,7 +307,7 @@ def test_add_voter_answer_waits_for_commit() -> None:
                        current_leader_epoch=epoch, fetch_offset=node.log.end_offset,
                        last_fetched_epoch=epoch, cluster_id=CLUSTER)
     node, out = raft.step(node, req, now)
-    assert voter_change_answer(out, raft.ADD_VOTER) == VoterChangeResponse(api=raft.ADD_VOTER, source=LOCAL,
+    assert voter_change_answer(out, ADD_VOTER) == VoterChangeResponse(api=ADD_VOTER, source=LOCAL,
                                                                            correlation_id=77)
 
 
@@ -313,10 +315,10 @@ def test_add_voter_completes_early_with_ack_when_committed_false() -> None:
     node, now = prepared_for_add(LOCAL, FOLLOWER)
     node, _ = asked_api_versions(node, now, ack_when_committed=False)
     node, out = api_versions_answer(node, now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.NONE
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.NONE
     # Still pending until it commits: another add is refused.
     node, out = raft.step(node, add_voter(voter=4, correlation_id=80), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
     node, out = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, Tick(), now)
     assert not sends(out, VoterChangeResponse) and node.voter_change is None
@@ -325,33 +327,33 @@ def test_add_voter_completes_early_with_ack_when_committed_false() -> None:
 def test_add_voter_invalid_cluster_id() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, out = raft.step(node, add_voter(cluster_id="invalid-uuid"), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.INCONSISTENT_CLUSTER_ID
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.INCONSISTENT_CLUSTER_ID
 
 
 def test_add_voter_to_not_leader() -> None:
     node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=3, leader_id=FOLLOWER))
     node, out = raft.step(node, add_voter(), START)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
 
 
 def test_add_voter_with_missing_default_listener() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, out = raft.step(node, add_voter(listeners=("not_the_listener://localhost:9993",)), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.INVALID_REQUEST
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.INVALID_REQUEST
 
 
 def test_add_voter_with_pending_add_voter() -> None:
     node, now = prepared_for_add(LOCAL, FOLLOWER)
     node, _ = asked_api_versions(node, now)
     node, out = raft.step(node, add_voter(voter=4, correlation_id=80), now)
-    answer = voter_change_answer(out, raft.ADD_VOTER)
+    answer = voter_change_answer(out, ADD_VOTER)
     assert answer.error == Errors.REQUEST_TIMED_OUT and answer.correlation_id == 80
 
 
 def test_add_voter_without_fenced_previous_leaders() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, out = raft.step(node, add_voter(), now)  # no fetch yet: no HWM
-    answer = voter_change_answer(out, raft.ADD_VOTER)
+    answer = voter_change_answer(out, ADD_VOTER)
     assert answer.error == Errors.REQUEST_TIMED_OUT and "establish HWM" in answer.error_message
 
 
@@ -363,14 +365,14 @@ def test_add_voter_with_kraft_version0() -> None:
     node, now = elect(static, START)
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, add_voter(), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.UNSUPPORTED_VERSION
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.UNSUPPORTED_VERSION
 
 
 def test_add_voter_with_existing_voter() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, add_voter(voter=FOLLOWER, voter_directory_id=directory(FOLLOWER, 1)), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.DUPLICATE_VOTER
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.DUPLICATE_VOTER
 
 
 def test_add_voter_timeout() -> None:
@@ -378,7 +380,7 @@ def test_add_voter_timeout() -> None:
     node, _ = asked_api_versions(node, now)
     node, _ = api_versions_answer(node, now)
     node, out = raft.step(node, Tick(), now + CONFIG.request_timeout_ms)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
     # The VotersRecord never committed, yet the new voter is in the voter set in force.
     assert NEW_VOTER in node.voters
 
@@ -392,14 +394,14 @@ def test_add_voter_with_api_versions_from_incorrect_node() -> None:
                           now)
     assert node == before and not out
     node, out = raft.step(node, Tick(), now + CONFIG.request_timeout_ms)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
 
 
 def test_add_voter_invalid_feature_version() -> None:
     node, now = prepared_for_add(LOCAL, FOLLOWER)
     node, _ = asked_api_versions(node, now)
     node, out = api_versions_answer(node, now, supported=(0, 0))
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.INVALID_REQUEST
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.INVALID_REQUEST
     assert NEW_VOTER not in node.voters
 
 
@@ -409,7 +411,7 @@ def test_add_voter_with_lagging_new_voter() -> None:
     node, _ = fetch(node, NEW_VOTER, now, offset=0)  # behind the leader's end offset
     node, _ = asked_api_versions(node, now)
     node, out = api_versions_answer(node, now)
-    answer = voter_change_answer(out, raft.ADD_VOTER)
+    answer = voter_change_answer(out, ADD_VOTER)
     assert answer.error == Errors.REQUEST_TIMED_OUT and "lagging behind" in answer.error_message
 
 
@@ -419,14 +421,14 @@ def test_add_voter_fails_when_losing_leadership() -> None:
     node, _ = asked_api_versions(node, now)
     node, out = raft.step(node, Resign(epoch=node.state.epoch), now)  # the poll after it resigns
     assert isinstance(node.state, Resigned)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
 
 
 def test_add_voter_with_missing_directory_id() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, add_voter(voter_directory_id=None), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.INVALID_REQUEST
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.INVALID_REQUEST
 
 
 # --------------------------------------------------------------------------------------------------
@@ -457,7 +459,7 @@ def test_remove_voter_is_leader() -> None:
                        current_leader_epoch=epoch, fetch_offset=node.log.end_offset,
                        last_fetched_epoch=epoch, cluster_id=CLUSTER)
     node, out = raft.step(node, req, now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.NONE
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.NONE
     assert isinstance(node.state, Resigned)  # the poll after the commit resigns
     node, out = raft.step(node, Tick(), now)
     assert sorted(s.destination for s in sends(out, EndQuorumEpochRequest)) == [FOLLOWER, NEW_VOTER]
@@ -469,13 +471,13 @@ def test_remove_voter_is_leader() -> None:
 def test_remove_voter_invalid_cluster_id() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, out = raft.step(node, remove_voter(FOLLOWER, cluster_id="invalid-uuid"), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.INCONSISTENT_CLUSTER_ID
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.INCONSISTENT_CLUSTER_ID
 
 
 def test_remove_voter_to_not_leader() -> None:
     node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=3, leader_id=FOLLOWER))
     node, out = raft.step(node, remove_voter(FOLLOWER), START)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
 
 
 def test_remove_voter_with_pending_remove_voter() -> None:
@@ -483,13 +485,13 @@ def test_remove_voter_with_pending_remove_voter() -> None:
     node, _ = fetch(node, FOLLOWER, now)
     node, _ = raft.step(node, remove_voter(FOLLOWER), now)
     node, out = raft.step(node, remove_voter(NEW_VOTER), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
 
 
 def test_remove_voter_without_fenced_previous_leaders() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, out = raft.step(node, remove_voter(FOLLOWER), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
 
 
 def test_remove_voter_with_kraft_version0() -> None:
@@ -500,27 +502,27 @@ def test_remove_voter_with_kraft_version0() -> None:
     node, now = elect(static, START)
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, remove_voter(FOLLOWER), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.UNSUPPORTED_VERSION
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.UNSUPPORTED_VERSION
 
 
 def test_remove_voter_with_none_voter() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, remove_voter(FOLLOWER, voter_directory_id=directory(FOLLOWER, 1)), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.VOTER_NOT_FOUND
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.VOTER_NOT_FOUND
 
 
 def test_remove_voter_with_none_voter_id() -> None:
     node, now = leader(LOCAL, FOLLOWER)
     node, _ = fetch(node, FOLLOWER, now)
     node, out = raft.step(node, remove_voter(NEW_VOTER), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.VOTER_NOT_FOUND
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.VOTER_NOT_FOUND
 
 
 def test_remove_voter_to_empty_voter_set() -> None:
     node, now = leader(LOCAL)
     node, out = raft.step(node, remove_voter(LOCAL), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.VOTER_NOT_FOUND
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.VOTER_NOT_FOUND
 
 
 def test_remove_voter_timed_out() -> None:
@@ -528,8 +530,64 @@ def test_remove_voter_timed_out() -> None:
     node, _ = fetch(node, FOLLOWER, now)
     node, _ = raft.step(node, remove_voter(FOLLOWER), now)
     node, out = raft.step(node, Tick(), now + CONFIG.request_timeout_ms)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
     assert FOLLOWER not in node.voters  # the uncommitted set stays in force
+
+
+def test_remove_voter_not_answered_while_the_high_watermark_is_at_its_record() -> None:
+    """Not a Kafka test: a majority of the new voters (1-4) holding everything before the VotersRecord moves the high
+    watermark to the record's offset, which does not commit it: the change is answered only when the high watermark
+    passes it (``RemoveVoterHandlerState``: committed once the high watermark exceeds the record's offset), §3.15."""
+    node, now = leader(LOCAL, 2, 3, 4, 5)
+    node, _ = fetch(node, 2, now)
+    node, _ = fetch(node, 3, now)
+    node, _ = raft.step(node, Append(records=("a", "b")), now)
+    node, _ = raft.step(node, remove_voter(5), now)
+    record = node.voter_change.last_offset
+    assert node.state.high_watermark < record
+    for replica in (2, 3):
+        node, _ = fetch(node, replica, now, record)
+    assert node.state.high_watermark == record and node.voter_change is not None
+    node, _ = fetch(node, 2, now)
+    node, out = raft.step(node, FetchRequest(replica_id=3, current_leader_epoch=node.state.epoch,
+                                             fetch_offset=node.log.end_offset, last_fetched_epoch=node.state.epoch,
+                                             max_wait_ms=0, replica_directory_id=directory(3), cluster_id=CLUSTER), now)
+    assert node.state.high_watermark > record and node.voter_change is None
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.NONE
+
+
+def test_remove_voter_committed_by_completing_a_parked_fetch() -> None:
+    """Not a Kafka test: the high watermark passes the VotersRecord only when a parked Fetch completes. Voter 2's
+    Fetch at the log end is parked, then an older Fetch of its arrives (offset 3) and takes its end offset back; voter
+    3's Fetch moves the high watermark to the record's offset, not past it, and completing voter 2's parked Fetch moves
+    it past. As Kafka 4.3.1 does (tests/test_kafka_raft_parked_commit.py), the admin is answered first, then voter 2,
+    then voter 3, both with the new high watermark: ``tryCompleteFetchRequest`` runs ``onUpdateLeaderHighWatermark``
+    for the parked Fetch within the ``completeAll`` that voter 3's Fetch started, before 3's answer is built, §3.15."""
+    def fetch_at(node: raft.RaftNode, replica: int, offset: int, max_wait_ms: int) -> FetchRequest:
+        epoch = node.state.epoch
+        return FetchRequest(replica_id=replica, current_leader_epoch=epoch, fetch_offset=offset,
+                            last_fetched_epoch=epoch, max_wait_ms=max_wait_ms,
+                            high_watermark=node.state.high_watermark, replica_directory_id=directory(replica),
+                            cluster_id=CLUSTER)
+
+    node, now = leader(LOCAL, 2, 3, 4, 5)
+    node, _ = fetch(node, 2, now)
+    node, _ = fetch(node, 3, now)
+    node, _ = raft.step(node, Append(records=("a", "b")), now)
+    node, _ = raft.step(node, fetch_at(node, 4, 3, 0), now)
+    node, out = raft.step(node, remove_voter(5), now)
+    record, end = node.voter_change.last_offset, node.log.end_offset
+    assert not sends(out, VoterChangeResponse) and node.state.high_watermark < record
+    node, _ = raft.step(node, fetch_at(node, 2, end, 500), now)
+    assert len(node.parked) == 1
+    node, _ = raft.step(node, fetch_at(node, 2, 3, 0), now)  # an older Fetch of voter 2, arriving late
+    node, _ = raft.step(node, fetch_at(node, 4, record, 0), now)
+    node, out = raft.step(node, fetch_at(node, 3, end, 0), now)
+    assert not node.parked and node.state.high_watermark == end
+    assert [(s.destination, type(s.message)) for s in out] == [
+        (ADMIN, VoterChangeResponse), (2, FetchResponse), (3, FetchResponse)]
+    assert [s.message.high_watermark for s in out[1:]] == [end, end]
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.NONE and node.voter_change is None
 
 
 def test_remove_voter_fails_when_losing_leadership() -> None:
@@ -537,7 +595,7 @@ def test_remove_voter_fails_when_losing_leadership() -> None:
     node, _ = fetch(node, FOLLOWER, now)
     node, _ = raft.step(node, remove_voter(FOLLOWER), now)
     node, out = raft.step(node, Resign(epoch=node.state.epoch), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER
 
 
 def test_add_voter_with_pending_remove_voter() -> None:
@@ -546,14 +604,14 @@ def test_add_voter_with_pending_remove_voter() -> None:
     node, _ = fetch(node, NEW_VOTER, now)
     node, _ = raft.step(node, remove_voter(4), now)
     node, out = raft.step(node, add_voter(), now)
-    assert voter_change_answer(out, raft.ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.REQUEST_TIMED_OUT
 
 
 def test_remove_voter_with_pending_add_voter() -> None:
     node, now = prepared_for_add(LOCAL, FOLLOWER)
     node, _ = asked_api_versions(node, now)
     node, out = raft.step(node, remove_voter(FOLLOWER), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
+    assert voter_change_answer(out, REMOVE_VOTER).error == Errors.REQUEST_TIMED_OUT
 
 
 # --------------------------------------------------------------------------------------------------
@@ -896,7 +954,8 @@ def test_follower_update_voter_error_answer_with_kraft_version0() -> None:
         node, request, now = _static_follower_asked_update()
         node, _ = _answer_update(node, request, error, now)
         assert not node.state.has_updated_leader and 2 in node.backoff
-        assert node.state.update_voter_deadline == now + CONFIG.fetch_timeout_ms and raft._should_send_update_voter(node)
+        assert node.state.update_voter_deadline == now + CONFIG.fetch_timeout_ms
+        assert raft_reconfig_client.should_send_update_voter(node)
     node, request, now = _static_follower_asked_update()
     try:  # not pytest.raises: its failure is no Exception, which the mutant layers count as failing scenarios
         _answer_update(node, request, Errors.INVALID_REQUEST, now)
@@ -915,10 +974,10 @@ def test_kraft_version0_quorum_state_file_keeps_the_voted_id_only() -> None:
                           replica_directory_id=directory(2), voter_id=LOCAL, cluster_id=CLUSTER, correlation_id=5)
     voted, out = raft.step(node, request, START)
     assert only(out, VoteResponse).vote_granted
-    assert raft.voted_key(voted) == raft.ReplicaKey(id=2, directory_id=directory(2))
+    assert raft_node.voted_key(voted) == raft.ReplicaKey(id=2, directory_id=directory(2))
     assert voted.stored.voted_key == raft.ReplicaKey(id=2)
     candidate = static_node(LOCAL, (LOCAL, 2, 3), ElectionState(epoch=4, voted_key=raft.ReplicaKey(id=LOCAL)))
-    assert raft.voted_key(candidate) == raft.ReplicaKey(id=LOCAL, directory_id=directory(LOCAL))
+    assert raft_node.voted_key(candidate) == raft.ReplicaKey(id=LOCAL, directory_id=directory(LOCAL))
     assert candidate.stored.voted_key == raft.ReplicaKey(id=LOCAL)
 
 # --------------------------------------------------------------------------------------------------
@@ -993,7 +1052,7 @@ def poll_and_deliver_remove_voter(driven: Driven, old: int) -> Driven:
     req = send.message
     assert send.destination == AJ_LEADER and not sends(out, FetchRequest)
     assert (req.voter_id, req.voter_directory_id, req.cluster_id) == (old, directory(old), CLUSTER)
-    node, out = raft.step(node, VoterChangeResponse(api=raft.REMOVE_VOTER, source=AJ_LEADER,
+    node, out = raft.step(node, VoterChangeResponse(api=REMOVE_VOTER, source=AJ_LEADER,
                                                     correlation_id=req.correlation_id), now)
     return node, now, out
 
@@ -1016,7 +1075,7 @@ def poll_and_deliver_fetch_to_update_voter_set(driven: Driven, voters: VoterSet)
 def answered(driven: Driven, send: Send, error: Errors = Errors.NONE, later: int = 0) -> Driven:
     """``context.deliverResponse(..., RaftUtil.addVoterResponse(error, ...))`` for the AddRaftVoter ``send``."""
     node, now, _ = driven
-    node, out = raft.step(node, VoterChangeResponse(api=raft.ADD_VOTER, source=AJ_LEADER, error=error,
+    node, out = raft.step(node, VoterChangeResponse(api=ADD_VOTER, source=AJ_LEADER, error=error,
                                                     correlation_id=send.message.correlation_id), now + later)
     return node, now, out
 
@@ -1110,7 +1169,7 @@ def test_auto_join_answers() -> None:
                                                         ()), True)
         node, out = raft.step(node, Tick(), now)
         req = _outstanding(node, out, RemoveRaftVoterRequest).message
-        node, _ = raft.step(node, VoterChangeResponse(api=raft.REMOVE_VOTER, source=AJ_LEADER, error=error,
+        node, _ = raft.step(node, VoterChangeResponse(api=REMOVE_VOTER, source=AJ_LEADER, error=error,
                                                       correlation_id=req.correlation_id), now + 10)
         assert (AJ_LEADER in node.backoff) == backs_off, error
 
@@ -1129,7 +1188,7 @@ def test_auto_join_through_the_leader() -> None:
     api = only(out, ApiVersionsRequest)
     node, out = raft.step(node, ApiVersionsResponse(source=NEW_VOTER, kraft_version_range=(0, 1),
                                                     correlation_id=api.correlation_id), now)
-    answer = voter_change_answer(out, raft.ADD_VOTER)
+    answer = voter_change_answer(out, ADD_VOTER)
     assert (answer.source, answer.error, answer.correlation_id) == (LOCAL, Errors.NONE, request.correlation_id)
     assert node.voters == {LOCAL, FOLLOWER, NEW_VOTER}
     observer, _ = raft.step(observer, answer, now + CONFIG.fetch_timeout_ms)
@@ -1285,7 +1344,7 @@ def test_follower_reads_the_kraft_upgrade() -> None:
     assert raft.kraft_version(node) == 1 and node.dynamic is not None
     assert raft_voter_history.last_voter_set(node.dynamic.control) == voter_set(LOCAL, FOLLOWER, NEW_VOTER)
     assert node.voters == {LOCAL, FOLLOWER, NEW_VOTER} and node.voter_endpoints[NEW_VOTER] == endpoint_strings(NEW_VOTER)
-    assert not raft._should_send_update_voter(node)  # its own node in the voter set is up to date
+    assert not raft_reconfig_client.should_send_update_voter(node)  # its own node in the voter set is up to date
     restarted = raft.restart(node, START + 1)
     assert raft.kraft_version(restarted) == 1 and restarted.voters == {LOCAL, FOLLOWER, NEW_VOTER}
     assert read_quorum_state(raft.quorum_state_file(restarted)).data_version == 1
@@ -1301,7 +1360,8 @@ def test_follower_reads_the_kraft_upgrade() -> None:
     assert node.log.end_offset == len(log) - 2 and raft.kraft_version(node) == 0
     assert node.voters == {LOCAL, FOLLOWER, NEW_VOTER} and node.voter_endpoints == static_node(
         FOLLOWER, (LOCAL, FOLLOWER, NEW_VOTER)).voter_endpoints
-    assert raft._should_send_update_voter(node)  # kraft.version 0 again: it tells each new leader its endpoints
+    # kraft.version 0 again: it tells each new leader its endpoints
+    assert raft_reconfig_client.should_send_update_voter(node)
     assert raft.restart(node, START + 3).dynamic is None
 
 
@@ -1395,7 +1455,7 @@ def test_voter_change_answers_without_a_message_of_their_own() -> None:
     ``testRemoveVoterTimedOut``, ``testAddVoterFailsWhenLosingLeadership``): a pending change answered with no message
     gets ``Errors.message()`` (``RaftUtil.addVoterResponse`` / ``removeVoterResponse``); success gets none."""
     follower = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=3, leader_id=FOLLOWER))
-    for request, api in ((add_voter(), raft.ADD_VOTER), (remove_voter(FOLLOWER), raft.REMOVE_VOTER)):
+    for request, api in ((add_voter(), ADD_VOTER), (remove_voter(FOLLOWER), REMOVE_VOTER)):
         _, out = raft.step(follower, request, START)
         answer = voter_change_answer(out, api)
         assert (answer.error, answer.error_message) == (Errors.NOT_LEADER_OR_FOLLOWER, "")
@@ -1403,16 +1463,16 @@ def test_voter_change_answers_without_a_message_of_their_own() -> None:
     node, _ = fetch(node, FOLLOWER, now)
     node, _ = raft.step(node, remove_voter(FOLLOWER), now)
     _, out = raft.step(node, Tick(), now + CONFIG.request_timeout_ms)
-    answer = voter_change_answer(out, raft.REMOVE_VOTER)
+    answer = voter_change_answer(out, REMOVE_VOTER)
     assert (answer.error, answer.error_message) == (Errors.REQUEST_TIMED_OUT, "The request timed out.")
     _, out = raft.step(node, Resign(epoch=node.state.epoch), now)
-    answer = voter_change_answer(out, raft.REMOVE_VOTER)
+    answer = voter_change_answer(out, REMOVE_VOTER)
     assert (answer.error, answer.error_message) == (Errors.NOT_LEADER_OR_FOLLOWER, raft.NOT_LEADER_MESSAGE)
     _, out = raft.step(node, FetchRequest(replica_id=NEW_VOTER, replica_directory_id=directory(NEW_VOTER),
                                           current_leader_epoch=node.state.epoch,
                                           fetch_offset=node.log.end_offset, last_fetched_epoch=node.state.epoch,
                                           max_wait_ms=0, cluster_id=CLUSTER), now)
-    assert voter_change_answer(out, raft.REMOVE_VOTER).error_message is None
+    assert voter_change_answer(out, REMOVE_VOTER).error_message is None
 
 
 def test_observer_unattached_send_fetch_to_bootstrap_servers() -> None:
@@ -1453,7 +1513,7 @@ def test_voter_keys_in_hash_order() -> None:
     node, now = leader(LOCAL, FOLLOWER, NEW_VOTER)
     node, _ = fetch(node, FOLLOWER, now)
     _, out = raft.step(node, add_voter(voter=FOLLOWER, voter_directory_id=directory(FOLLOWER, 1)), now)
-    listed = voter_change_answer(out, raft.ADD_VOTER).error_message.split("set of voters ")[1]
+    listed = voter_change_answer(out, ADD_VOTER).error_message.split("set of voters ")[1]
     assert [int(part.split(",")[0]) for part in listed.split("ReplicaKey(id=")[1:]] == [1, 3, 2]
 
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from kraftspec.reference import raft, raft_leader, raft_log, raft_rules, raft_state
+from kraftspec.reference import raft, raft_leader, raft_log, raft_node, raft_rules, raft_state, raft_transitions
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry, log_of_epochs
@@ -990,9 +990,10 @@ def test_a_restart_registers_the_listener_anew_and_a_finished_shutdown_skips_the
 # -------------------------------------------------------------------------------------------------
 # RequestManagerTest (§3.13): a connection's request in flight, its time-out and its back-off after a failure.
 # Its timeouts: request 30000 ms, back-off 100 ms. The reference keeps ``RequestManager`` in the node (``inflight``,
-# ``backoff``): ``onRequestSent`` ~ ``raft._send_request``, ``onResponseResult`` ~ ``raft._answered``, ``isReady`` ~
-# ``raft._ready``, ``resetAll`` ~ a state change (``raft._moved``), ``findReadyBootstrapServer`` ~ the poll of a node
-# with no leader (``raft._maybe_send_fetch_to_any_bootstrap``, its random start index an argument).
+# ``backoff``): ``onRequestSent`` ~ ``raft_node.send_request``, ``onResponseResult`` ~ ``raft_node.answered``,
+# ``isReady`` ~ ``raft_node.ready``, ``resetAll`` ~ a state change (``raft_transitions.moved``),
+# ``findReadyBootstrapServer`` ~ the poll of a node with no leader (``raft._maybe_send_fetch_to_any_bootstrap``, its
+# random start index an argument).
 # -------------------------------------------------------------------------------------------------
 
 REQUEST_TIMEOUT_MS = 30_000
@@ -1011,7 +1012,7 @@ def request_sent(node: raft.RaftNode, destination: int, now: int) -> tuple[raft.
     """``onRequestSent``: a request to ``destination`` at ``now``; returns its correlation id."""
     out: list[Send] = []
     request = FetchRequest(replica_id=LOCAL, current_leader_epoch=0, fetch_offset=0, last_fetched_epoch=0)
-    node = raft._send_request(node, destination, request, now, out)
+    node = raft_node.send_request(node, destination, request, now, out)
     return node, out[0].message.correlation_id
 
 
@@ -1025,41 +1026,41 @@ def bootstrap_fetch(node: raft.RaftNode, now: int, start: int = 0) -> tuple[raft
 def test_reset_all_connections() -> None:
     node = observer(NODE_1, NODE_2, 3)
     node, _ = request_sent(node, NODE_1, 0)
-    assert not raft._ready(node, NODE_1, 0)  # a request in flight
+    assert not raft_node.ready(node, NODE_1, 0)  # a request in flight
     node, cid = request_sent(node, NODE_2, 0)
-    node = raft._answered(node, NODE_2, cid, False, 0)
-    assert not raft._ready(node, NODE_2, 0)  # backing off
-    node = raft._moved(node, node.state, False, [])  # a state change: ``resetAll``
-    assert raft._ready(node, NODE_1, 0) and raft._ready(node, NODE_2, 0)
+    node = raft_node.answered(node, NODE_2, cid, False, 0)
+    assert not raft_node.ready(node, NODE_2, 0)  # backing off
+    node = raft_transitions.moved(node, node.state, False, [])  # a state change: ``resetAll``
+    assert raft_node.ready(node, NODE_1, 0) and raft_node.ready(node, NODE_2, 0)
 
 
 def test_backoff_after_failure() -> None:
     node = observer(NODE_1, NODE_2, 3)
-    assert raft._ready(node, NODE_1, 0)
+    assert raft_node.ready(node, NODE_1, 0)
     node, cid = request_sent(node, NODE_1, 0)
-    assert not raft._ready(node, NODE_1, 0)
-    node = raft._answered(node, NODE_1, cid, False, 0)
-    assert not raft._ready(node, NODE_1, 0)
-    assert not raft._ready(node, NODE_1, RETRY_BACKOFF_MS - 1)
-    assert raft._ready(node, NODE_1, RETRY_BACKOFF_MS)
+    assert not raft_node.ready(node, NODE_1, 0)
+    node = raft_node.answered(node, NODE_1, cid, False, 0)
+    assert not raft_node.ready(node, NODE_1, 0)
+    assert not raft_node.ready(node, NODE_1, RETRY_BACKOFF_MS - 1)
+    assert raft_node.ready(node, NODE_1, RETRY_BACKOFF_MS)
 
 
 def test_successful_response() -> None:
     node, cid = request_sent(observer(NODE_1, NODE_2, 3), NODE_1, 0)
-    assert not raft._ready(node, NODE_1, 0)
-    assert raft._ready(raft._answered(node, NODE_1, cid, True, 0), NODE_1, 0)
+    assert not raft_node.ready(node, NODE_1, 0)
+    assert raft_node.ready(raft_node.answered(node, NODE_1, cid, True, 0), NODE_1, 0)
 
 
 def test_ignore_unexpected_response() -> None:
     node, cid = request_sent(observer(NODE_1, NODE_2, 3), NODE_1, 0)
-    assert not raft._ready(raft._answered(node, NODE_1, cid + 1, True, 0), NODE_1, 0)
-    assert not raft._ready(raft._answered(node, NODE_1, cid + 1, False, 0), NODE_1, 0)
+    assert not raft_node.ready(raft_node.answered(node, NODE_1, cid + 1, True, 0), NODE_1, 0)
+    assert not raft_node.ready(raft_node.answered(node, NODE_1, cid + 1, False, 0), NODE_1, 0)
 
 
 def test_request_timeout() -> None:
     node, _ = request_sent(observer(NODE_1, NODE_2, 3), NODE_1, 0)
-    assert not raft._ready(node, NODE_1, REQUEST_TIMEOUT_MS - 1)
-    assert raft._ready(node, NODE_1, REQUEST_TIMEOUT_MS)
+    assert not raft_node.ready(node, NODE_1, REQUEST_TIMEOUT_MS - 1)
+    assert raft_node.ready(node, NODE_1, REQUEST_TIMEOUT_MS)
 
 
 def test_request_to_bootstrap_list() -> None:
@@ -1070,12 +1071,12 @@ def test_request_to_bootstrap_list() -> None:
     assert first in (NODE_1, NODE_2)
     assert bootstrap_fetch(node, 0)[1] is None  # one request in flight: nothing more is sent
     cid = node.inflight[first][0]
-    node = raft._answered(node, first, cid, False, 100)
+    node = raft_node.answered(node, first, cid, False, 100)
     node, second = bootstrap_fetch(node, 100)
     assert second is not None and second != first
     assert bootstrap_fetch(node, 100)[1] is None
     cid = node.inflight[second][0]
-    node = raft._answered(node, second, cid, False, 100 + RETRY_BACKOFF_MS - 1)
+    node = raft_node.answered(node, second, cid, False, 100 + RETRY_BACKOFF_MS - 1)
     assert bootstrap_fetch(node, 100 + RETRY_BACKOFF_MS - 1)[1] is None  # both back off
     node, third = bootstrap_fetch(node, 100 + RETRY_BACKOFF_MS)
     assert third == first  # the first one's back-off is over, the second's is not
@@ -1089,15 +1090,15 @@ def test_find_ready_with_inflight_request() -> None:
 
 def test_find_ready_with_request_timed_out() -> None:
     node, cid = request_sent(observer(NODE_1, NODE_2, 3), 7, 0)
-    assert raft._expected(node, 7, cid)
+    assert raft_node.expected(node, 7, cid)
     assert bootstrap_fetch(node, 0)[1] is None
     node, server = bootstrap_fetch(node, REQUEST_TIMEOUT_MS)
     assert server in (NODE_1, NODE_2, 3)
-    assert not raft._expected(node, 7, cid)
+    assert not raft_node.expected(node, 7, cid)
 
 
 def test_has_request_timed_out() -> None:
     node, server = bootstrap_fetch(observer(NODE_1, NODE_2), 0)
     assert server is not None
-    assert raft._without_timed_out(node, REQUEST_TIMEOUT_MS - 1).inflight
-    assert not raft._without_timed_out(node, REQUEST_TIMEOUT_MS).inflight
+    assert raft_node.without_timed_out(node, REQUEST_TIMEOUT_MS - 1).inflight
+    assert not raft_node.without_timed_out(node, REQUEST_TIMEOUT_MS).inflight

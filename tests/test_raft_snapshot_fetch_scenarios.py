@@ -2,7 +2,7 @@
 
 Kafka's own tests of this path are ``KRaftControlRecordStateMachineTest``'s snapshot cases: a snapshot made with
 ``createNewSnapshotUnchecked`` and ``truncateToLatestSnapshot``, exactly what ``handleFetchSnapshotResponse`` does with
-a fetched one, then ``updateState``; they are transcribed by name over ``raft._read_control`` (the state machine's
+a fetched one, then ``updateState``; they are transcribed by name over ``raft_node.read_control`` (the state machine's
 ``updateState``), static voters 1, 2, 3. ``KafkaRaftClientSnapshotTest`` fetches snapshots only with static voters (its
 ``withKip853Rpc`` variants change the RPC versions, not the kraft.version), so the client-level cases below are this
 project's, named after what they show: the leader's chunk from byte 0 carries the snapshot's control records
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kraftspec.reference import raft, raft_log, raft_voter_history
+from kraftspec.reference import raft, raft_log, raft_node, raft_voter_history
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import RaftLog, Snapshot
 from kraftspec.reference.raft_messages import (
@@ -69,7 +69,7 @@ def test_update_with_snapshot() -> None:
     dynamic = partition_state((KRAFT_VERSION_1, to_voters_record(voters)))
     assert raft_voter_history.last_voter_set(dynamic.control) == voter_set(1, 2, 3)
     log = snapshot_log()
-    control = raft._read_control(dynamic, log)
+    control = raft_node.read_control(dynamic, log)
     assert raft_voter_history.last_voter_set(control) == voters
     assert raft_voter_history.voter_set_at_offset(control, log.end_offset - 1) == voters
     assert raft_voter_history.kraft_version_at_offset(control, log.end_offset - 1) == 1
@@ -80,13 +80,13 @@ def test_update_with_empty_snapshot() -> None:
     the KRaftVersionRecord and VotersRecord appended after it are read."""
     dynamic = partition_state(())
     log = snapshot_log()
-    loaded = raft._read_control(dynamic, log)
+    loaded = raft_node.read_control(dynamic, log)
     assert raft_voter_history.last_voter_set(loaded) == voter_set(1, 2, 3)
     assert raft_voter_history.last_kraft_version(loaded) == 0
     voters = voter_set(4, 5, 6)
     log = raft_log.append_as_leader(log, (KRAFT_VERSION_1,), 1)
     log = raft_log.append_as_leader(log, (to_voters_record(voters),), 1)
-    control = raft._read_control(dynamic, log)
+    control = raft_node.read_control(dynamic, log)
     assert raft_voter_history.last_voter_set(control) == voters
     assert raft_voter_history.voter_set_at_offset(control, log.end_offset - 1) == voters
     assert raft_voter_history.kraft_version_at_offset(control, log.end_offset - 1) == 1
@@ -97,7 +97,7 @@ def test_update_with_snapshot_and_log_override() -> None:
     dynamic = partition_state((KRAFT_VERSION_1, to_voters_record(snapshot_voters)))
     voters = voter_set(4, 5, 6, 7)
     log = raft_log.append_as_leader(snapshot_log(), (to_voters_record(voters),), 1)
-    control = raft._read_control(dynamic, log)
+    control = raft_node.read_control(dynamic, log)
     assert raft_voter_history.last_voter_set(control) == voters
     assert raft_voter_history.voter_set_at_offset(control, log.end_offset - 1) == voters
     assert raft_voter_history.kraft_version_at_offset(control, log.end_offset - 1) == 1

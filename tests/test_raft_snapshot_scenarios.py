@@ -31,8 +31,9 @@ from kraftspec.reference.raft_messages import (
     Send,
     Tick,
     VoteRequest,
+    VoteResponse,
 )
-from kraftspec.reference.raft_state import Follower, Leader, Prospective
+from kraftspec.reference.raft_state import Follower, Leader, Prospective, Resigned, Unattached
 
 from test_raft_scenarios import CONFIG, follower, leader, make_node, respond
 
@@ -586,3 +587,50 @@ def test_fetch_snapshot_request_without_topics_or_partitions() -> None:
     node, out = raft.step(node, request, 0)
     response = answer(out, FetchSnapshotResponse)
     assert (response.error, response.partition_error) == (Errors.INVALID_REQUEST, Errors.NONE)
+
+
+# -------------------------------------------------------------------------------------------------
+# Beyond Kafka's tests: the log's own high watermark (``MockLog.highWatermark``), which createSnapshot and
+# deleteBeforeSnapshot check, outlives the state that knew it (Kafka 4.3.1 judged: tests/test_kafka_raft_snapshot_hw.py)
+
+
+def _resigned() -> raft.RaftNode:
+    """``log_leader`` (high watermark 10) without fetches past the check-quorum timeout: Resigned, which knows no high
+    watermark (``EpochState.highWatermark`` is empty), while its log keeps 10."""
+    node, _ = raft.step(log_leader(), Tick(), 80_000)
+    assert isinstance(node.state, Resigned) and node.log.high_watermark == 10
+    return node
+
+
+def test_a_resigned_leader_and_its_successor_state_snapshot_up_to_the_log_high_watermark() -> None:
+    """Resigned creates snapshot (10, 5) at the log's high watermark, and the Unattached state of epoch 6 after it
+    (which carries no high watermark) moves the log start there; a restart (``MockLog.reopen``) leaves the log's high
+    watermark 0, so the same move is then refused."""
+    node, _ = raft.step(_resigned(), CreateSnapshot(end_offset=10, epoch=5, size=1), 80_000)
+    assert node.log.latest_snapshot.id == (10, 5)
+    restarted = raft.restart(node, 80_001)
+    node, _ = raft.step(node, Tick(), 100_000)
+    assert isinstance(node.state, Unattached) and node.state.high_watermark == -1
+    node, _ = raft.step(node, DeleteBeforeSnapshot(end_offset=10, epoch=5), 100_000)
+    assert node.log.start_offset == 10
+    assert restarted.log.high_watermark == 0 and isinstance(restarted.state, Resigned)  # the leader restarts so
+    with pytest.raises(InvalidSnapshotError, match=r"greater than the high watermark \(0\)"):
+        raft.step(restarted, DeleteBeforeSnapshot(end_offset=10, epoch=5), 80_001)
+
+
+def test_a_new_leader_snapshots_up_to_the_log_high_watermark_before_its_epoch_commits() -> None:
+    """Node 0, Unattached in epoch 6 after resigning, wins the pre-vote and the vote of epoch 7: its LeaderState knows
+    no high watermark until the epoch commits, but the log's is still 10, so createSnapshot (10, 5) gets a writer and
+    deleteBeforeSnapshot moves the log start to it; past 10 a snapshot is refused."""
+    node = _resigned()
+    for now in (100_000, 100_001, 100_002):
+        node, _ = raft.step(node, Tick(), now)
+    node, _ = respond(node, 1, VoteResponse(source=1, leader_epoch=6, vote_granted=True), 100_003)
+    node, _ = raft.step(node, Tick(), 100_004)
+    node, _ = respond(node, 1, VoteResponse(source=1, leader_epoch=7, vote_granted=True), 100_005)
+    assert isinstance(node.state, Leader) and node.state.high_watermark == -1 and node.log.high_watermark == 10
+    with pytest.raises(InvalidSnapshotError, match=r"greater than the high-watermark \(10\)"):
+        raft.step(node, CreateSnapshot(end_offset=11, epoch=7, size=1), 100_006)
+    node, _ = raft.step(node, CreateSnapshot(end_offset=10, epoch=5, size=1), 100_006)
+    node, _ = raft.step(node, DeleteBeforeSnapshot(end_offset=10, epoch=5), 100_006)
+    assert node.log.latest_snapshot.id == (10, 5) and node.log.start_offset == 10

@@ -38,8 +38,8 @@ VARIANTS = [
      {"MaxMsgs": 2}, "HwNeverDecreases"),
     # KIP-630 snapshots (one in a behaviour)
     ("the state machine snapshots its whole log, past the high watermark",
-     [("    /\\ hw[n] > start[n]\n    /\\ <<hw[n], EpochAt(n, hw[n] - 1)>> \\notin snaps[n]\n"
-       "    /\\ snaps' = [snaps EXCEPT ![n] = @ \\cup {<<hw[n], EpochAt(n, hw[n] - 1)>>}]",
+     [("    /\\ LogHw(n) > start[n]\n    /\\ <<LogHw(n), EpochAt(n, LogHw(n) - 1)>> \\notin snaps[n]\n"
+       "    /\\ snaps' = [snaps EXCEPT ![n] = @ \\cup {<<LogHw(n), EpochAt(n, LogHw(n) - 1)>>}]",
        "    /\\ LEO(n) > start[n]\n    /\\ <<LEO(n), EpochAt(n, LEO(n) - 1)>> \\notin snaps[n]\n"
        "    /\\ snaps' = [snaps EXCEPT ![n] = @ \\cup {<<LEO(n), EpochAt(n, LEO(n) - 1)>>}]")],
      SNAPSHOTS, "SnapshotsCommitted"),

@@ -11,7 +11,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from kraftspec.models.determinism import without_local_constants
 from kraftspec.models.raft_upgrade import RaftUpgradeModel
-from kraftspec.reference import raft, raft_voter_history
+from kraftspec.reference import raft, raft_node, raft_snapshot, raft_transitions, raft_voter_history
 
 
 def run_upgrade_model(model_seed: int, max_examples: int = 100, steps: int = 50) -> None:
@@ -34,7 +34,7 @@ def test_the_upgrade_model_reaches_upgrades_reads_and_truncations(monkeypatch: p
     """Seed 2 upgrades leaders, nodes with static voters read the upgrade they fetch or recover, and some truncate an
     uncommitted upgrade back to kraft.version 0: the invariants are exercised on these paths."""
     reached: Counter[str] = Counter()
-    start, truncate = raft._start_control_records, raft_voter_history.truncate_control_records
+    start, truncate = raft_node.start_control_records, raft_voter_history.truncate_control_records
     teardown = RaftUpgradeModel.teardown
 
     def counted_start(node: raft.RaftNode, *snapshot_records: Any) -> raft.RaftNode:
@@ -52,7 +52,8 @@ def test_the_upgrade_model_reaches_upgrades_reads_and_truncations(monkeypatch: p
         reached["runs with an upgrade"] += model.upgrades > 0
         teardown(model)
 
-    monkeypatch.setattr(raft, "_start_control_records", counted_start)
+    for caller in (raft, raft_snapshot, raft_transitions):  # each module that reads an upgrade's records
+        monkeypatch.setattr(caller, "start_control_records", counted_start)
     monkeypatch.setattr(raft_voter_history, "truncate_control_records", counted_truncate)
     monkeypatch.setattr(RaftUpgradeModel, "teardown", counted_teardown)
     run_upgrade_model(2)

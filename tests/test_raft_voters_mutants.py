@@ -3,14 +3,14 @@
 Layers: ``scenario`` (the transcribed ``VoterSetTest``, ``VoterSetHistoryTest`` and reconfig checks of
 ``test_raft_voters_scenarios.py`` re-run as functions: at least one fails), ``audit`` (the audit of the crafted
 kraft.version 1 logs of ``test_metalog_voters.py``: a planted break goes unreported or the clean log is flagged),
-``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` differs from TLC's) and ``kafka`` (the seeded
-comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one disagrees), ``client`` (the client-level
-``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of
-``test_raft_snapshot_fetch_scenarios.py``: at least one fails), ``replay``
-(a ``--dynamic`` simulated raft trace recorded under the mutant diverges when the reference replays it) and ``model``
-(``RaftReconfigModel``'s seeded simulated quorum under voter changes, or ``RaftUpgradeModel``'s kraft.version 0 quorum
-upgraded to 1, finds a violation); ``crosshair`` (a contract of ``kraftspec.proofs.raft`` on the auto-join rules is
-refuted).
+``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` or ``KRaftVoters.snapshots.cfg`` differs from
+TLC's) and ``kafka`` (the seeded comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one
+disagrees), ``client`` (the client-level ``KafkaRaftClientReconfigTest`` cases of
+``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of ``test_raft_snapshot_fetch_scenarios.py``: at
+least one fails), ``replay`` (a ``--dynamic`` simulated raft trace recorded under the mutant diverges when the
+reference replays it) and ``model`` (``RaftReconfigModel``'s seeded simulated quorum under voter changes, or
+``RaftUpgradeModel``'s kraft.version 0 quorum upgraded to 1, finds a violation); ``crosshair`` (a contract of
+``kraftspec.proofs.raft`` on the auto-join rules is refuted).
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def layer_result(layer: str) -> Optional[str]:
         return model_failure(RaftReconfigModel) or model_failure(RaftUpgradeModel)
     if layer == "audit":
         return audit_misses()
-    if layer == "agree":
-        return agreement_difference("voters")
+    if layer == "agree":  # KRaftVoters.cfg, then KRaftVoters.snapshots.cfg
+        return agreement_difference("voters") or agreement_difference("voters", "snapshots")
     if layer == "crosshair":
         refuted = crosshair_refutations("raft")
         return refuted[0] if refuted else None

@@ -33,7 +33,6 @@ listener edges) is left out of the walks; :data:`LEFT_OUT` says which under ``KR
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
@@ -50,9 +49,9 @@ from kraftspec.spec.state_graph import StateKey, state_graph, state_key
 from kraftspec.spec.tlc_config import read_constants
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.format.raft import explicit_state
-from kraftspec.traces.format.values import to_json
 from kraftspec.traces.recording.broker_tla import Edge, walked_traces
-from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.recording.raft_inputs import epoch_at, message, tick
+from kraftspec.traces.recording.raft_tla import posted, replayed
 
 LISTENER_ACTIONS = frozenset({"PollListeners", "UpdateListenersProgress", "MaybeFireLeaderChange"})
 LEFT_OUT = {"LearnLeader": "from Resigned in the same epoch: the node led that epoch itself, so another leader's "
@@ -103,30 +102,17 @@ def spec_post(state: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _message(action: str, message: Any) -> Step:
-    return Step(action, {"message": message})
-
-
 def _answered(step: Step) -> list[list[Step]]:
     """A response as it comes, or after a ``tick`` that lets the node send the request it answers."""
     return [[step], [Step("tick", {}), step]]
 
 
-def _epoch_at(node: raft.RaftNode, offset: int) -> int:
-    """The epoch of the record before ``offset`` (the last fetched epoch of a fetcher at ``offset``)."""
-    log = node.log
-    if offset > log.start_offset:
-        return log.entries[offset - 1 - log.start_offset].epoch
-    latest = log.latest_snapshot
-    return latest.epoch if latest is not None and offset == latest.end_offset else 0
-
-
 def _from_leader(node: raft.RaftNode, high_watermark: int, records: tuple[LogEntry, ...] = ()) -> Step:
     """The Fetch answer of the leader the node follows (no correlation id: it answers the outstanding Fetch)."""
     epoch, leader = node.state.epoch, node.state.leader_id
-    return _message("fetch_response", FetchResponse(source=leader, leader_epoch=epoch, leader_id=leader,
-                                                    high_watermark=high_watermark, records=records,
-                                                    correlation_id=None))
+    return message("fetch_response", FetchResponse(source=leader, leader_epoch=epoch, leader_id=leader,
+                                                   high_watermark=high_watermark, records=records,
+                                                   correlation_id=None))
 
 
 def inputs(point: Point, label: str, target: Mapping[str, Any], others: list[int]) -> list[list[Step]]:
@@ -136,8 +122,8 @@ def inputs(point: Point, label: str, target: Mapping[str, Any], others: list[int
     voter = others[0]
     if label == "AdvanceHighWatermark" and isinstance(state, Leader):
         m = target["hw"]
-        return [[_message("fetch_request", FetchRequest(replica_id=voter, current_leader_epoch=state.epoch,
-                                                        fetch_offset=m, last_fetched_epoch=_epoch_at(node, m)))]]
+        return [[message("fetch_request", FetchRequest(replica_id=voter, current_leader_epoch=state.epoch,
+                                                       fetch_offset=m, last_fetched_epoch=epoch_at(node, m)))]]
     if label == "AdvanceHighWatermark" and isinstance(state, Follower):
         return _answered(_from_leader(node, target["hw"]))
     if label == "AppendRecord" and isinstance(state, Leader):
@@ -153,29 +139,27 @@ def inputs(point: Point, label: str, target: Mapping[str, Any], others: list[int
     if label == "StartElection":
         deadline = state.fetch_deadline if isinstance(state, Follower) else state.election_deadline
         grant = VoteResponse(source=voter, leader_epoch=state.epoch, vote_granted=True, correlation_id=None)
-        timeout = Step("tick", {"now": max(point.clock, deadline)})
-        return [[timeout, *answer] for answer in _answered(_message("vote_response", grant))]
+        timeout = tick(max(point.clock, deadline))
+        return [[timeout, *answer] for answer in _answered(message("vote_response", grant))]
     if label == "WinElection":
-        return _answered(_message("vote_response", VoteResponse(source=voter, leader_epoch=state.epoch,
-                                                                vote_granted=True, correlation_id=None)))
+        return _answered(message("vote_response", VoteResponse(source=voter, leader_epoch=state.epoch,
+                                                               vote_granted=True, correlation_id=None)))
     if label == "LearnLeader":
         request = BeginQuorumEpochRequest(leader_id=target["leader"], leader_epoch=target["epoch"],
                                           voter_id=node.local_id)
-        return [[_message("begin_quorum_epoch_request", request)]]
+        return [[message("begin_quorum_epoch_request", request)]]
     if label == "Restart":
         return [[Step("restart", {})]]
     return []
 
 
 def _run(point: Point, steps: list[Step]) -> Optional[tuple[Point, list[Step]]]:
-    """The steps replayed from ``point`` with the reference's outputs; None if the reference refuses one."""
-    node, clock, recorded = point.node, point.clock, []
-    for step in steps:
-        try:
-            node, clock, response, _ = raft_replay.run(node, clock, step)
-        except (RuntimeError, ValueError):
-            return None
-        recorded.append(Step(step.action, step.input, to_json(response)))
+    """The steps replayed from ``point`` with the reference's outputs (``raft_tla.replayed``); None if the reference
+    refuses one."""
+    made = replayed(point.node, point.clock, steps)
+    if made is None:
+        return None
+    node, clock, recorded = made
     hw = getattr(node.state, "high_watermark", agree.NONE)
     restarts = point.restarts + sum(step.action == "restart" for step in steps)
     return Point(node, clock, max(point.committed, hw), restarts), recorded
@@ -259,12 +243,7 @@ class Recorder:
                 self.ended[label] += 1
                 break
             point, made = match
-            post = spec_post(self.tlc.nodes[target]["state"])
-            if not raft_replay.post_matches(point.node, point.clock, post):
-                raise ValueError(f"the spec's post-state is not the reference's after {label}: {post} vs "
-                                 f"{raft_replay.observe(point.node, point.clock, post)}")
-            made[-1] = dataclasses.replace(made[-1], post=post)
-            steps.extend(made)
+            steps.extend(posted(made, point.node, point.clock, spec_post(self.tlc.nodes[target]["state"]), label))
         return Trace(component="raft", steps=tuple(steps), explicit=self.explicit, id=trace_id, meta=meta)
 
 

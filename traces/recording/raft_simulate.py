@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Generic, Mapping, Optional, Sequence, TypeVar
 
 from kraftspec.models.raft import CONFIG, DIRECTORY_IDS, MAX_IN_FLIGHT, NODES, VOTERS, restarted
 from kraftspec.reference import raft, raft_state
@@ -214,16 +215,6 @@ def bootstrap_server_node(destination: int) -> int:
     return sorted(VOTERS)[-2 - destination] if destination <= -2 else destination
 
 
-def as_bootstrap_server(send: Send, servers: Mapping[tuple[int, int, int], int]) -> Send:
-    """``send`` (a node's) with the bootstrap server id its requester sent the request to as its ``source``, if it
-    answers a request that reached the node through one (``servers``: (node, requester, correlation id) -> that id):
-    the requester matches an answer by the connection it sent the request on (``RequestManager``)."""
-    message = send.message
-    server = servers.get((getattr(message, "source", None), send.destination, getattr(message, "correlation_id", None)))
-    return send if server is None else Send(destination=send.destination,
-                                            message=dataclasses.replace(message, source=server))
-
-
 def api_versions_answer(sender: int, send: Send) -> Send:
     """The answer of ``send.destination``'s network layer to the ApiVersions request ``sender`` sent it: the
     kraft.version range of a Kafka 4.x node (``raft.SUPPORTED_KRAFT_VERSIONS``)."""
@@ -237,21 +228,41 @@ def snapshot_sizes(dynamic: bool) -> tuple[int, ...]:
     return DYNAMIC_SNAPSHOT_SIZES if dynamic else SNAPSHOT_SIZES
 
 
-class _Quorum:
-    """Four nodes (five in half the ``dynamic`` runs), the network, the clock, and the steps recorded for node
-    ``recorded``."""
+def input_of(message: Any) -> tuple[str, dict[str, Any]]:
+    """The action and arguments, but for the time, of a node's input ``message`` in the trace vocabulary."""
+    if isinstance(message, Append):
+        return "append", {"records": message.records}
+    if isinstance(message, Resign):
+        return "resign", {"epoch": message.epoch}
+    if isinstance(message, Shutdown):
+        return "shutdown", {"timeout_ms": message.timeout_ms}
+    if isinstance(message, Tick):
+        return "tick", {}
+    if isinstance(message, CreateSnapshot):
+        return "create_snapshot", {"end_offset": message.end_offset, "epoch": message.epoch, "size": message.size}
+    if isinstance(message, DeleteBeforeSnapshot):
+        return "delete_before_snapshot", {"end_offset": message.end_offset, "epoch": message.epoch}
+    return _ACTION_OF[type(message)], {"message": message}
 
-    def __init__(self, rng: random.Random, faults: bool = False, snapshots: bool = False,
-                 dynamic: bool = False) -> None:
+
+SendT = TypeVar("SendT")
+
+
+class SimulatedQuorum(ABC, Generic[SendT]):
+    """What a simulated quorum draws and how its network routes, whatever runs its nodes (this module's
+    :class:`_Quorum` the reference, ``harness.raft_mixed``'s the reference and Kafka's client): the nodes' initial
+    states and the rules (:meth:`rule`), drawn from ``rng`` in one order, and a request to a bootstrap server id that
+    reaches the voter listening there (:meth:`reach`) and is answered from that id (:meth:`server_of`). A subclass
+    runs the nodes and holds the sends in flight (``SendT``) and what a node states, through the abstract methods."""
+
+    def __init__(self, rng: random.Random, faults: bool, snapshots: bool, dynamic: bool) -> None:
         self.rng = rng
         self.faults = faults
         self.snapshots = snapshots
         self.dynamic = dynamic
         self.rules = ((FAULT_RULES if faults else RULES) + (SNAPSHOT_RULES if snapshots else ())
                       + (DYNAMIC_RULES if dynamic else ()))
-        self.post_fields = () if snapshots else BASE_FIELDS  # () states every field
         self.now = 0
-        self.recorded = rng.choice(NODES)
         self.ids = node_ids(rng, dynamic)
         self.campaigners = self.ids if dynamic else tuple(sorted(VOTERS))  # who may lead: asked to resign
         config = dataclasses.asdict(CONFIG)
@@ -262,81 +273,88 @@ class _Quorum:
         self.explicit = {n: explicit_json(n, config, rng.randrange(CONFIG.election_timeout_ms), dynamic)
                          for n in self.ids}
         self.requests = 0  # the admin's voter-change requests so far
-        self.servers: dict[tuple[int, int, int], int] = {}  # (node, requester, correlation id) -> bootstrap server id
-        self.nodes = {n: explicit_state(obj) for n, obj in self.explicit.items()}
-        self.in_flight: list[Send] = []
-        self.steps: list[Step] = []
+        # (node, requester, correlation id) -> the bootstrap server id the requester sent the request to
+        self.servers: dict[tuple[Optional[int], int, Optional[int]], int] = {}
+        self.in_flight: list[SendT] = []
         self.next_value = 0
-        self.failed = False  # the recorded node refused an input (only under a mutant): the trace ends there
+
+    @abstractmethod
+    def take(self, n: int, message: Any) -> None:
+        """Node ``n`` takes an input from its clock, a client or the admin (``message``: the reference's)."""
+
+    @abstractmethod
+    def arrive(self, send: SendT) -> None:
+        """A send in flight arrives at the node at its destination (:meth:`reach`)."""
+
+    @abstractmethod
+    def stopped(self, n: int) -> bool:
+        """Whether node ``n`` takes no input until it restarts."""
+
+    @abstractmethod
+    def newest_leader(self) -> Optional[int]:
+        """The leader of the highest epoch that is not stopped, if any (client appends and admin requests go to it)."""
+
+    @abstractmethod
+    def led_epoch(self, n: int) -> Optional[int]:
+        """The epoch node ``n`` leads (a leader, or resigned from leading), the one its resignation names; else None."""
+
+    @abstractmethod
+    def stated_log(self, n: int) -> Sequence[Mapping[str, Any]]:
+        """Node ``n``'s log entries as a trace states them."""
+
+    @abstractmethod
+    def failable(self, send: SendT) -> bool:
+        """Whether ``send`` is a request the network may fail (:data:`FAILABLE`)."""
+
+    @abstractmethod
+    def failure(self, send: SendT) -> SendT:
+        """The answer the sender of the failed request ``send`` gets (:func:`failed_response`)."""
+
+    @abstractmethod
+    def crash(self, n: int) -> None:
+        """A crash and restart of node ``n``: unflushed records and the messages to it are lost."""
+
+    @abstractmethod
+    def snapshot(self, n: int) -> None:
+        """Node ``n``'s state machine snapshots what it knows committed."""
+
+    @abstractmethod
+    def clean(self, n: int) -> None:
+        """Node ``n``'s log cleaner advances its log start to its latest snapshot."""
 
     def jitter(self) -> int:
         """A draw of the election timer's randomization (``QuorumConfig``: 0 to the election timeout)."""
         return self.rng.randrange(CONFIG.election_timeout_ms)
 
-    def stopped(self, n: int) -> bool:
-        """Whether node ``n``'s graceful shutdown has finished (it takes no input until it restarts)."""
-        shutdown = self.nodes[n].shutdown
-        return shutdown is not None and shutdown.outcome is not None
+    def bootstrap(self) -> int:
+        """A draw of ``RequestManager``'s start index into the bootstrap servers (``raft.step``'s ``bootstrap``)."""
+        return self.rng.randrange(len(self.ids) if self.dynamic else len(VOTERS))
 
-    def deliver(self, destination: int, message: Any) -> None:
-        """The node at ``destination`` (:func:`bootstrap_server_node`) handles one input; the recorded node's becomes
-        a step (its sends and post-state). A stopped node takes none: a request to it fails (with ``faults``)."""
+    def reach(self, destination: int, requester: Optional[int], correlation_id: Optional[int]) -> int:
+        """The node a message to ``destination`` reaches (:func:`bootstrap_server_node`); a request of ``requester``
+        (None: the message names none) that reached it through a bootstrap server id is remembered, so that its answer
+        comes from that id (:meth:`server_of`)."""
         n = bootstrap_server_node(destination)
-        if destination != n and hasattr(message, "replica_id"):  # answered as that bootstrap server
-            self.servers[(n, message.replica_id, message.correlation_id)] = destination
-        if self.stopped(n):
-            if isinstance(message, FAILABLE):
-                self.in_flight.append(failed_response(message, destination))
-            return
-        node = self.nodes[n]
-        if (self.dynamic and isinstance(message, QuorumEpochResponse) and isinstance(node.state, Leader)
-                and removed_voter_acknowledges("Leader", encode_entries(node.log.entries), to_json(message))):
-            return
-        jitter, bootstrap = self.jitter(), self.rng.randrange(len(self.ids) if self.dynamic else len(VOTERS))
-        before = self.nodes[n]
-        try:
-            node, sends = raft.step(before, message, self.now, jitter, bootstrap)
-        except (RaftFatalError, ValueError):  # a mutant broke the protocol: the input is lost
-            self.failed = self.failed or n == self.recorded
-            return
-        self.nodes[n] = node
-        self.in_flight.extend(api_versions_answer(n, s) if isinstance(s.message, ApiVersionsRequest)
-                              else as_bootstrap_server(s, self.servers)
-                              for s in sends if bootstrap_server_node(s.destination) in self.nodes)
-        del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
-        if n == self.recorded:
-            self._record(before, message, jitter, bootstrap, tuple(map(sent, sends)))
+        if destination != n and requester is not None:
+            self.servers[(n, requester, correlation_id)] = destination
+        return n
 
-    def _record(self, before: raft.RaftNode, message: Any, jitter: int, bootstrap: int,
-                sends: tuple[dict[str, Any], ...]) -> None:
-        """The recorded node's input as ``raft_replay.run`` reads it, with the response it gives."""
-        timed = {"now": self.now, "jitter": jitter, "bootstrap": bootstrap}
-        response: Any = Sends(sends)
-        if isinstance(message, Append):
-            action, args = "append", {"records": message.records, **timed}
-            response = AppendResult(sends, raft.append_offset(before, message.records))
-        elif isinstance(message, Resign):
-            action, args = "resign", {"epoch": message.epoch, **timed}
-        elif isinstance(message, Shutdown):
-            action, args = "shutdown", {"timeout_ms": message.timeout_ms, **timed}
-        elif isinstance(message, Tick):
-            action, args = "tick", timed
-        elif isinstance(message, CreateSnapshot):
-            action = "create_snapshot"
-            args = {"end_offset": message.end_offset, "epoch": message.epoch, "size": message.size, **timed}
-            response = SnapshotResult(sends, raft.snapshot_created(before, message))
-        elif isinstance(message, DeleteBeforeSnapshot):
-            action, args = "delete_before_snapshot", {"end_offset": message.end_offset, "epoch": message.epoch,
-                                                      **timed}
-        else:
-            action, args = _ACTION_OF[type(message)], {"message": message, **timed}
-        self.steps.append(Step(action, args, to_json(response), None,
-                               observe(self.nodes[self.recorded], self.now, self.post_fields)))
+    def server_of(self, source: Optional[int], destination: int, correlation_id: Optional[int]) -> Optional[int]:
+        """The bootstrap server id to state as the ``source`` of node ``source``'s answer to ``destination``'s request
+        ``correlation_id``, if that request reached it through one (:meth:`reach`): the requester matches an answer
+        by the connection it sent the request on (``RequestManager``)."""
+        return self.servers.get((source, destination, correlation_id))
 
-    def newest_leader(self) -> Optional[int]:
-        """The leader of the highest epoch that is not stopped, if any (client appends and admin requests go to it)."""
-        leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader) and not self.stopped(n)]
-        return max(leaders, key=lambda n: self.nodes[n].state.epoch) if leaders else None
+    def tick(self, n: int, elapsed: int) -> None:
+        """Time passes and node ``n`` polls its timers."""
+        self.now += elapsed
+        self.take(n, Tick())
+
+    def deliver_all(self) -> None:
+        """Every message now in flight arrives, in order (what they cause stays in flight)."""
+        batch, self.in_flight = self.in_flight, []
+        for send in batch:
+            self.arrive(send)
 
     def calm(self, rounds: int) -> None:
         """``rounds`` rounds of the ``quiet`` rule: 300 ms pass, every node polls, every message in flight arrives."""
@@ -353,24 +371,156 @@ class _Quorum:
         leader = self.newest_leader()
         if leader is None:
             return
-        voters = latest_voters(encode_entries(self.nodes[leader].log.entries))
+        voters = latest_voters(self.stated_log(leader))
         targets = [n for n in self.ids if (n not in voters) == add]
         if targets:
             target, self.requests = self.rng.choice(targets), self.requests + 1
-            self.deliver(leader, add_voter_request(target, self.requests) if add
-                         else remove_voter_request(target, self.requests))
+            self.take(leader, add_voter_request(target, self.requests) if add
+                      else remove_voter_request(target, self.requests))
         self.calm(self.rng.randint(2, 5))
 
-    def tick(self, n: int, elapsed: int) -> None:
-        """Time passes and node ``n`` polls its timers."""
-        self.now += elapsed
-        self.deliver(n, Tick())
+    def rule(self) -> None:
+        """One rule of the model, drawn at random."""
+        kind, rng = self.rng.choice(self.rules), self.rng
+        if kind == "tick":
+            self.tick(rng.choice(self.ids), rng.choice((0, 100, 600, 1500)))
+        elif kind in ("tick_all", "quiet"):
+            for _ in range(1 if kind == "tick_all" else rng.randint(1, 4)):
+                elapsed = rng.choice((100, 600, 1500)) if kind == "tick_all" else 300
+                for n in self.ids:
+                    self.tick(n, elapsed if n == self.ids[0] else 0)
+                if kind == "quiet":
+                    self.deliver_all()
+        elif kind == "deliver_all":
+            self.deliver_all()
+        elif kind == "append":
+            leader = self.newest_leader()
+            if leader is not None:
+                self.next_value += 1
+                self.take(leader, Append(records=(f"r{self.next_value}",)))
+        elif kind == "resign":  # a leader asks to resign its epoch (``resign`` refuses any other node's call)
+            n = rng.choice(self.campaigners)
+            epoch = self.led_epoch(n)
+            if epoch is not None:
+                self.take(n, Resign(epoch=epoch))
+        elif kind == "crash":
+            self.crash(rng.choice(self.ids))
+        elif kind == "shutdown":
+            self.take(rng.choice(self.ids), Shutdown(timeout_ms=rng.choice(SHUTDOWN_TIMEOUTS_MS)))
+        elif kind == "revive":
+            stopped = [n for n in self.ids if self.stopped(n)]
+            if stopped:
+                self.crash(rng.choice(stopped))
+        elif kind == "snapshot":
+            self.snapshot(rng.choice(self.ids))
+        elif kind == "clean":
+            self.clean(rng.choice(self.ids))
+        elif kind == "compact":
+            for n in self.ids:
+                self.snapshot(n)
+                self.clean(n)
+        elif kind in ("add_voter", "remove_voter"):
+            self.change_voters(kind == "add_voter")
+        elif kind == "fail":
+            requests = [i for i, send in enumerate(self.in_flight) if self.failable(send)]
+            if requests:
+                self.in_flight.append(self.failure(self.in_flight.pop(rng.choice(requests))))
+        elif self.in_flight:
+            pick = rng.randrange(len(self.in_flight))
+            if kind == "deliver":
+                self.arrive(self.in_flight.pop(pick))
+            elif kind == "duplicate":
+                self.in_flight.append(self.in_flight[pick])
+            else:
+                self.in_flight.pop(pick)
 
-    def deliver_all(self) -> None:
-        """Every message now in flight arrives, in order (what they cause stays in flight)."""
-        batch, self.in_flight = self.in_flight, []
-        for send in batch:
-            self.deliver(send.destination, send.message)
+
+class _Quorum(SimulatedQuorum[Send]):
+    """Four nodes (five in half the ``dynamic`` runs) run by the reference, the network, the clock, and the steps
+    recorded for node ``recorded``."""
+
+    def __init__(self, rng: random.Random, faults: bool = False, snapshots: bool = False,
+                 dynamic: bool = False) -> None:
+        self.recorded = rng.choice(NODES)  # drawn first
+        super().__init__(rng, faults, snapshots, dynamic)
+        self.post_fields = () if snapshots else BASE_FIELDS  # () states every field
+        self.nodes = {n: explicit_state(obj) for n, obj in self.explicit.items()}
+        self.steps: list[Step] = []
+        self.failed = False  # the recorded node refused an input (only under a mutant): the trace ends there
+
+    def stopped(self, n: int) -> bool:
+        """Whether node ``n``'s graceful shutdown has finished (it takes no input until it restarts)."""
+        shutdown = self.nodes[n].shutdown
+        return shutdown is not None and shutdown.outcome is not None
+
+    def arrive(self, send: Send) -> None:
+        self.take(send.destination, send.message)
+
+    def take(self, destination: int, message: Any) -> None:
+        """The node at ``destination`` (:meth:`reach`) handles one input; the recorded node's becomes a step (its
+        sends and post-state). A stopped node takes none: a request to it fails (with ``faults``)."""
+        n = self.reach(destination, getattr(message, "replica_id", None), getattr(message, "correlation_id", None))
+        if self.stopped(n):
+            if isinstance(message, FAILABLE):
+                self.in_flight.append(failed_response(message, destination))
+            return
+        node = self.nodes[n]
+        if (self.dynamic and isinstance(message, QuorumEpochResponse) and isinstance(node.state, Leader)
+                and removed_voter_acknowledges("Leader", self.stated_log(n), to_json(message))):
+            return
+        jitter, bootstrap = self.jitter(), self.bootstrap()
+        before = self.nodes[n]
+        try:
+            node, sends = raft.step(before, message, self.now, jitter, bootstrap)
+        except (RaftFatalError, ValueError):  # a mutant broke the protocol: the input is lost
+            self.failed = self.failed or n == self.recorded
+            return
+        self.nodes[n] = node
+        self.in_flight.extend(api_versions_answer(n, s) if isinstance(s.message, ApiVersionsRequest)
+                              else self._as_server(s)
+                              for s in sends if bootstrap_server_node(s.destination) in self.nodes)
+        del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
+        if n == self.recorded:
+            self._record(before, message, jitter, bootstrap, tuple(map(sent, sends)))
+
+    def _as_server(self, send: Send) -> Send:
+        """``send`` (a node's) with the bootstrap server id its requester sent the request to as its ``source``, if
+        it answers a request that reached the node through one (:meth:`server_of`)."""
+        message = send.message
+        server = self.server_of(getattr(message, "source", None), send.destination,
+                                getattr(message, "correlation_id", None))
+        return send if server is None else Send(destination=send.destination,
+                                                message=dataclasses.replace(message, source=server))
+
+    def _record(self, before: raft.RaftNode, message: Any, jitter: int, bootstrap: int,
+                sends: tuple[dict[str, Any], ...]) -> None:
+        """The recorded node's input as ``raft_replay.run`` reads it, with the response it gives."""
+        action, args = input_of(message)
+        args.update(now=self.now, jitter=jitter, bootstrap=bootstrap)
+        response: Any = Sends(sends)
+        if isinstance(message, Append):
+            response = AppendResult(sends, raft.append_offset(before, message.records))
+        elif isinstance(message, CreateSnapshot):
+            response = SnapshotResult(sends, raft.snapshot_created(before, message))
+        self.steps.append(Step(action, args, to_json(response), None,
+                               observe(self.nodes[self.recorded], self.now, self.post_fields)))
+
+    def newest_leader(self) -> Optional[int]:
+        leaders = [n for n, node in self.nodes.items() if isinstance(node.state, Leader) and not self.stopped(n)]
+        return max(leaders, key=lambda n: self.nodes[n].state.epoch) if leaders else None
+
+    def led_epoch(self, n: int) -> Optional[int]:
+        state = self.nodes[n].state
+        return state.epoch if raft_state.leader_of(state) == n else None
+
+    def stated_log(self, n: int) -> list[dict[str, Any]]:
+        return encode_entries(self.nodes[n].log.entries)
+
+    def failable(self, send: Send) -> bool:
+        return isinstance(send.message, FAILABLE)
+
+    def failure(self, send: Send) -> Send:
+        return failed_response(send.message, send.destination)
 
     def crash(self, n: int) -> None:
         """A crash and restart: unflushed records and the messages to the node are lost. A crash the node could not
@@ -394,7 +544,7 @@ class _Quorum:
         if self.stopped(n) or hw <= node.log.start_offset:
             return
         epoch = node.log.entries[hw - 1 - node.log.start_offset].epoch
-        self.deliver(n, CreateSnapshot(end_offset=hw, epoch=epoch, size=self.rng.choice(snapshot_sizes(self.dynamic))))
+        self.take(n, CreateSnapshot(end_offset=hw, epoch=epoch, size=self.rng.choice(snapshot_sizes(self.dynamic))))
 
     def clean(self, n: int) -> None:
         """Node ``n``'s log cleaner advances its log start to its latest snapshot, if that is ahead of it and
@@ -404,63 +554,7 @@ class _Quorum:
         if (self.stopped(n) or latest is None or latest.end_offset <= node.log.start_offset
                 or latest.end_offset > max(getattr(node.state, "high_watermark", -1), 0)):
             return
-        self.deliver(n, DeleteBeforeSnapshot(end_offset=latest.end_offset, epoch=latest.epoch))
-
-    def rule(self) -> None:
-        """One rule of the model, drawn at random."""
-        kind, rng = self.rng.choice(self.rules), self.rng
-        if kind == "tick":
-            self.tick(rng.choice(self.ids), rng.choice((0, 100, 600, 1500)))
-        elif kind in ("tick_all", "quiet"):
-            for _ in range(1 if kind == "tick_all" else rng.randint(1, 4)):
-                elapsed = rng.choice((100, 600, 1500)) if kind == "tick_all" else 300
-                for n in self.ids:
-                    self.tick(n, elapsed if n == self.ids[0] else 0)
-                if kind == "quiet":
-                    self.deliver_all()
-        elif kind == "deliver_all":
-            self.deliver_all()
-        elif kind == "append":
-            leader = self.newest_leader()
-            if leader is not None:
-                self.next_value += 1
-                self.deliver(leader, Append(records=(f"r{self.next_value}",)))
-        elif kind == "resign":  # a leader asks to resign its epoch (``resign`` refuses any other node's call)
-            n = rng.choice(self.campaigners)
-            if raft_state.leader_of(self.nodes[n].state) == n:
-                self.deliver(n, Resign(epoch=self.nodes[n].state.epoch))
-        elif kind == "crash":
-            self.crash(rng.choice(self.ids))
-        elif kind == "shutdown":
-            self.deliver(rng.choice(self.ids), Shutdown(timeout_ms=rng.choice(SHUTDOWN_TIMEOUTS_MS)))
-        elif kind == "revive":
-            stopped = [n for n in self.ids if self.stopped(n)]
-            if stopped:
-                self.crash(rng.choice(stopped))
-        elif kind == "snapshot":
-            self.snapshot(rng.choice(self.ids))
-        elif kind == "clean":
-            self.clean(rng.choice(self.ids))
-        elif kind == "compact":
-            for n in self.ids:
-                self.snapshot(n)
-                self.clean(n)
-        elif kind in ("add_voter", "remove_voter"):
-            self.change_voters(kind == "add_voter")
-        elif kind == "fail":
-            requests = [i for i, send in enumerate(self.in_flight) if isinstance(send.message, FAILABLE)]
-            if requests:
-                send = self.in_flight.pop(rng.choice(requests))
-                self.in_flight.append(failed_response(send.message, send.destination))
-        elif self.in_flight:
-            pick = rng.randrange(len(self.in_flight))
-            if kind == "deliver":
-                send = self.in_flight.pop(pick)
-                self.deliver(send.destination, send.message)
-            elif kind == "duplicate":
-                self.in_flight.append(self.in_flight[pick])
-            else:
-                self.in_flight.pop(pick)
+        self.take(n, DeleteBeforeSnapshot(end_offset=latest.end_offset, epoch=latest.epoch))
 
 
 def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextManager[Any] = nullcontext(),

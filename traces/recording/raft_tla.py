@@ -219,16 +219,41 @@ def _drawn(step: Step, draw: int) -> Step:
     return step if not draw or step.action == "restart" else Step(step.action, {**step.input, "bootstrap": draw})
 
 
-def _run(point: Point, steps: list[Step]) -> Optional[tuple[Point, list[Step]]]:
-    """The steps replayed from ``point`` with the reference's outputs; None if the reference refuses one."""
-    node, clock, recorded = point.node, point.clock, []
+REFUSALS: tuple[type[Exception], ...] = (RuntimeError, ValueError)
+"""What ``raft_replay.run`` raises on an input the reference refuses (a fatal condition, an illegal transition)."""
+
+
+def replayed(node: raft.RaftNode, clock: int, steps: list[Step], refusals: tuple[type[Exception], ...] = REFUSALS,
+             taken: Callable[[Step, Any], bool] = lambda step, response: True,
+             ) -> Optional[tuple[raft.RaftNode, int, list[Step]]]:
+    """``steps`` replayed from ``node`` at ``clock``: the node and the clock after them, and the steps with the
+    reference's responses; None if the reference refuses one, raising one of ``refusals`` or answering so that
+    ``taken(step, response)`` is false (the step-to-trace loop of the raft recorders)."""
+    recorded: list[Step] = []
     for step in steps:
         try:
             node, clock, response, _ = raft_replay.run(node, clock, step)
-        except (RuntimeError, ValueError):
+        except refusals:
+            return None
+        if not taken(step, response):
             return None
         recorded.append(Step(step.action, step.input, to_json(response)))
-    return Point(node, clock), recorded
+    return node, clock, recorded
+
+
+def posted(made: list[Step], node: raft.RaftNode, clock: int, post: dict[str, Any], after: str) -> list[Step]:
+    """``made``, the steps of one edge, with the last stating ``post`` (what the spec's state after the edge gives of
+    the node) once it is checked to be the reference's (``node`` at ``clock``); ``after`` names the edge."""
+    if not raft_replay.post_matches(node, clock, post):
+        raise ValueError(f"the spec's post-state is not the reference's after {after}: {post} vs "
+                         f"{raft_replay.observe(node, clock, post)}")
+    return made[:-1] + [replace(made[-1], post=post)]
+
+
+def _run(point: Point, steps: list[Step]) -> Optional[tuple[Point, list[Step]]]:
+    """The steps replayed from ``point`` with the reference's outputs; None if the reference refuses one."""
+    made = replayed(point.node, point.clock, steps)
+    return None if made is None else (Point(made[0], made[1]), made[2])
 
 
 class Recorder:
@@ -329,12 +354,9 @@ class Recorder:
                 self.ended[edge[2]] += 1
                 break
             point, made = match
-            post = spec_post(self.graph.nodes[edge[1]]["state"], node, self.snapshots)
-            if not raft_replay.post_matches(point.node, point.clock, post):
-                raise ValueError(f"the spec's post-state of node {node} is not the reference's after {edge[2]}: "
-                                 f"{post} vs {raft_replay.observe(point.node, point.clock, post)}")
-            made[-1] = Step(made[-1].action, made[-1].input, made[-1].response, None, post)
-            steps.extend(made)
+            steps.extend(posted(made, point.node, point.clock,
+                                spec_post(self.graph.nodes[edge[1]]["state"], node, self.snapshots),
+                                f"{edge[2]} (node {node})"))
         return Trace(component="raft", steps=tuple(steps), explicit=obj, id=trace_id, meta={**meta, "node": node})
 
 

@@ -23,12 +23,11 @@ granted vote that elects it (the spec's ``HandleVoteResponse`` from that Candida
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
 import networkx as nx
 
-from kraftspec.reference import raft, raft_state
+from kraftspec.reference import raft_state
 from kraftspec.reference.raft_messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,
@@ -45,20 +44,13 @@ from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.format.raft import explicit_state
 from kraftspec.traces.format.values import to_json
 from kraftspec.traces.recording.broker_tla import Edge, walked_traces
-from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.recording.raft_inputs import message, tick
+from kraftspec.traces.recording.raft_tla import REFUSALS, Point, posted, replayed
 
 INIT = "Init"
 """The label of the root's edges to the spec's initial states."""
 SHUTDOWN = {"none": None, "running": "pending", "completed": "completed", "timed_out": "timed_out"}
 """The spec's ``shutdown`` as the trace's ``shutdown`` post-state field."""
-
-
-@dataclass(frozen=True)
-class Point:
-    """The node as the trace has it so far, and the trace's clock."""
-
-    node: raft.RaftNode
-    clock: int
 
 
 def explicit(voters: frozenset[int], stored: Optional[dict[str, Any]], constants: Mapping[str, Any]) -> dict[str, Any]:
@@ -78,14 +70,10 @@ def spec_post(state: Mapping[str, Any]) -> dict[str, Any]:
             "log_end_offset": state["logEnd"], "shutdown": SHUTDOWN[state["shutdown"]], "clock": state["now"]}
 
 
-def _message(action: str, message: Any, **args: Any) -> Step:
-    return Step(action, {"message": message, **args})
-
-
 def _answer(source: int, response: Any) -> Step:
     """An answer to the request outstanding to ``source`` (no correlation id)."""
     action = "vote_response" if isinstance(response, VoteResponse) else "quorum_epoch_response"
-    return _message(action, dataclasses.replace(response, source=source, correlation_id=None))
+    return message(action, dataclasses.replace(response, source=source, correlation_id=None))
 
 
 def moves(point: Point, constants: Mapping[str, Any]) -> Iterator[tuple[str, list[Step]]]:
@@ -95,46 +83,45 @@ def moves(point: Point, constants: Mapping[str, Any]) -> Iterator[tuple[str, lis
     timeout, epoch = int(constants["ShutdownTimeout"]), node.state.epoch
     yield "HandleShutdown", [Step("shutdown", {"timeout_ms": timeout})]
     if now < int(constants["MaxTime"]):
-        yield "Poll", [Step("tick", {"now": now + 1})]
+        yield "Poll", [tick(now + 1)]
     leader, others = raft_state.leader_of(node.state), sorted(node.voters - {node.local_id})
     if node.is_voter and leader not in (agree.NONE, node.local_id):
         for succ in agree._successor_lists(node.voters, leader):
             request = EndQuorumEpochRequest(leader_id=leader, leader_epoch=epoch, preferred_successors=succ)
-            yield "HandleEndQuorumEpochRequest", [_message("end_quorum_epoch_request", request)]
+            yield "HandleEndQuorumEpochRequest", [message("end_quorum_epoch_request", request)]
     if node.is_voter:
         for l in others:
             for e in (epoch, epoch + 1):
                 if e <= int(constants["MaxEpoch"]) and not (e == epoch and leader != agree.NONE):
                     request = BeginQuorumEpochRequest(leader_id=l, leader_epoch=e, voter_id=node.local_id)
-                    yield "HandleBeginQuorumEpochRequest", [_message("begin_quorum_epoch_request", request)]
-    tick = Step("tick", {"now": now})
+                    yield "HandleBeginQuorumEpochRequest", [message("begin_quorum_epoch_request", request)]
+    poll = tick(now)
     if isinstance(node.state, raft_state.Prospective):
         grant = VoteResponse(source=others[0], leader_epoch=epoch, vote_granted=True)
-        yield "HandleVoteResponsePreVote", [tick, _answer(others[0], grant)]
-        yield "HandleVoteResponsePreVote", [tick] + [_answer(v, VoteResponse(source=v, leader_epoch=epoch))
+        yield "HandleVoteResponsePreVote", [poll, _answer(others[0], grant)]
+        yield "HandleVoteResponsePreVote", [poll] + [_answer(v, VoteResponse(source=v, leader_epoch=epoch))
                                                      for v in others]
     if isinstance(node.state, raft_state.Candidate):
-        yield "HandleVoteResponse", [tick, _answer(others[0], VoteResponse(source=others[0], leader_epoch=epoch,
+        yield "HandleVoteResponse", [poll, _answer(others[0], VoteResponse(source=others[0], leader_epoch=epoch,
                                                                            vote_granted=True))]
     if isinstance(node.state, raft_state.Resigned):
         for v in sorted(node.state.unacked_voters):
             answer = QuorumEpochResponse(source=v, api="EndQuorumEpoch", leader_epoch=epoch, leader_id=node.local_id)
-            yield "HandleQuorumEpochResponse", [tick, _answer(v, answer)]
+            yield "HandleQuorumEpochResponse", [poll, _answer(v, answer)]
     yield "HandleAppend", [Step("append", {"records": ("r",)})]
 
 
+def _appended(step: Step, response: Any) -> bool:
+    """Whether ``step`` is no append the node refused as not the leader (Kafka throws NotLeaderException: no edge of
+    the spec)."""
+    return step.action != "append" or response.last_offset is not None
+
+
 def _run(point: Point, steps: list[Step]) -> Optional[tuple[Point, list[Step]]]:
-    """The steps replayed from ``point`` with the reference's outputs; None if the node refuses one."""
-    node, clock, recorded = point.node, point.clock, []
-    for step in steps:
-        try:
-            node, clock, response, _ = raft_replay.run(node, clock, step)
-        except (RuntimeError, ValueError, ShutDownError, NotLeaderError):
-            return None
-        if step.action == "append" and response.last_offset is None:
-            return None  # not the leader: Kafka throws NotLeaderException, no edge of the spec
-        recorded.append(Step(step.action, step.input, to_json(response)))
-    return Point(node, clock), recorded
+    """The steps replayed from ``point`` with the reference's outputs (``raft_tla.replayed``); None if the node
+    refuses one, a shut-down node any input."""
+    made = replayed(point.node, point.clock, steps, REFUSALS + (ShutDownError, NotLeaderError), _appended)
+    return None if made is None else (Point(made[0], made[1]), made[2])
 
 
 def _key(point: Point) -> StateKey:
@@ -147,7 +134,7 @@ def initial_traces(constants: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any
     local = int(constants["Local"])
     for voters in sorted((frozenset(v) for v in constants["VoterSets"]), key=sorted):
         if voters == {local}:
-            yield explicit(voters, None, constants), [Step("tick", {"now": 0})]  # the first poll writes its LeaderChange
+            yield explicit(voters, None, constants), [tick(0)]  # the first poll writes its LeaderChange
             continue
         others = sorted(voters - {local})
         yield explicit(voters, {"epoch": 1, "leader_id": others[0]}, constants), []
@@ -157,7 +144,7 @@ def initial_traces(constants: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any
         candidate = explicit(voters, {"epoch": 1, "voted_key": {"id": local}}, constants)
         yield candidate, []
         grant = VoteResponse(source=others[0], leader_epoch=1, vote_granted=True)
-        yield candidate, [Step("tick", {"now": 0}), _answer(others[0], grant)]
+        yield candidate, [tick(0), _answer(others[0], grant)]
 
 
 class Recorder:
@@ -176,7 +163,7 @@ class Recorder:
             if not graph.nodes.get(key, {}).get("initial"):
                 raise ValueError("the reference's initial states are not TLC's: run `kraftspec agree shutdown`")
             if steps:
-                steps[-1] = dataclasses.replace(steps[-1], post=spec_post(dict(key)))
+                steps = posted(steps, point.node, point.clock, spec_post(dict(key)), INIT)
             self.starts[key] = (obj, steps)
         initials = {key for key, initial in graph.nodes(data="initial") if initial}
         if initials != set(self.starts):
@@ -200,12 +187,7 @@ class Recorder:
             if match is None:
                 raise ValueError(f"no input makes the spec's {label} edge: run `kraftspec agree shutdown`")
             point, made = match
-            post = spec_post(dict(target))
-            if not raft_replay.post_matches(point.node, point.clock, post):
-                raise ValueError(f"the spec's post-state is not the reference's after {label}: {post} vs "
-                                 f"{raft_replay.observe(point.node, point.clock, post)}")
-            made[-1] = dataclasses.replace(made[-1], post=post)
-            steps.extend(made)
+            steps.extend(posted(made, point.node, point.clock, spec_post(dict(target)), label))
         return Trace(component="raft", steps=tuple(steps), explicit=obj, id=trace_id, meta=meta)
 
 

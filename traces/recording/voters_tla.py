@@ -26,6 +26,11 @@ rule each one follows):
   node knows last) until it has a majority.
 * ``ClientAppend``: ``append`` of one record; ``LoseLeadership``: another voter's BeginQuorumEpoch of the next epoch;
   ``PendingOperationExpires``: a ``tick`` at the pending change's deadline.
+* ``HandleCreateSnapshot(s)``: ``create_snapshot`` of ``(s, the epoch of the record before s)``;
+  ``DeleteBeforeSnapshot(s)``: ``delete_before_snapshot`` of that snapshot; ``HandleFetchSnapshotResponse(e, v, s)``:
+  as for a truncation, the leader's Fetch answer, here naming its snapshot ``(e, its epoch)``, then its FetchSnapshot
+  answer holding the whole snapshot with the KRaftVersionRecord and VotersRecord the spec's snapshot carries (none at
+  kraft.version 0). ``KRaftVoters.cfg`` takes no snapshot; ``KRaftVoters.snapshots.cfg`` does.
 
 Each edge's steps are the reference's, matched to TLC's edge by the projected target (:func:`project`); the last
 states as ``post`` what the spec's state gives of the node (:func:`spec_post`). An edge no input makes is left out of
@@ -36,7 +41,6 @@ node's answers (a VoterChangeResponse when a change completes, fails or times ou
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections import Counter, deque
 from dataclasses import dataclass
@@ -53,10 +57,12 @@ from kraftspec.reference.raft_messages import (
     BeginQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotResponse,
     RemoveRaftVoterRequest,
     UpdateRaftVoterRequest,
     VoteResponse,
 )
+from kraftspec.reference.raft_node import ADD_VOTER
 from kraftspec.reference.raft_records import LeaderChangeMessage
 from kraftspec.reference.raft_state import Candidate, Follower, Leader, Prospective
 from kraftspec.spec import agree_voters as agree
@@ -66,9 +72,9 @@ from kraftspec.spec.tla_values import TlaValue, record
 from kraftspec.spec.tlc_config import read_constants
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.format.raft import encode_entries, encode_record_value, explicit_state
-from kraftspec.traces.format.values import to_json
 from kraftspec.traces.recording.broker_tla import Edge, walked_traces
-from kraftspec.traces.replay import raft as raft_replay
+from kraftspec.traces.recording.raft_inputs import epoch_at, message, tick
+from kraftspec.traces.recording.raft_tla import posted, replayed
 
 INIT = "Init"
 """The label of the root's edges to the spec's initial states."""
@@ -78,6 +84,8 @@ in a walk without the leader resigning for want of fetches."""
 ADMIN = 1000
 """The admin client's id: its ``n``-th voter change comes from ``ADMIN + n`` with correlation id ``n``."""
 DATA = "data"
+SNAPSHOT_SIZE = 1000
+"""The bytes of each snapshot the node creates (not modelled beyond their count)."""
 LEFT_OUT = {
     "HandleRemoveVoterRequest": "to a voter set of the leader alone: the leader is a majority by itself, so Kafka's "
                                 "high watermark passes the VotersRecord as it is written and the removal completes at "
@@ -90,6 +98,10 @@ LEFT_OUT = {
                                  "(LeaderState.updateFetchedVoters)",
     "NextHighWatermark": "to an offset inside a batch: a follower fetches whole batches (Kafka's leader answers a Fetch "
                          "from inside a batch with the whole batch), so the majority's offset is a batch's end",
+    "HandleCreateSnapshot": "by a node whose voter history lacks a VotersRecord its log holds (one rewritten below "
+                            "its read position: Kafka's truncateNewEntries keeps nextOffset, as test_kafka_raft_quirks "
+                            "confirms): its snapshot carries the voter set that history gives (voterSetAtOffset), the "
+                            "spec's the log's (under KRaftVoters.snapshots.cfg)",
 }
 """The edges of ``KRaftVoters.tla`` no raft input makes under ``KRaftVoters.cfg``, by action, and why (every other edge
 out of a walked state has one)."""
@@ -99,7 +111,8 @@ out of a walked state has one)."""
 class Point:
     """The node as the trace has it so far, the trace's clock, its bootstrap kraft.version, and what the spec counts
     beside the node: the highest high watermark the node has known (its ``hw``), its last epoch's start offset, the
-    voter changes accepted and the elections won after the first."""
+    voter changes accepted, the elections won after the first, the highest log end read (kept only while a snapshot may
+    still be fetched: the spec's ``ReadEnd``), the snapshots taken and the spec's bound on them."""
 
     node: raft.RaftNode
     clock: int
@@ -108,6 +121,9 @@ class Point:
     epoch_start: int = 0
     changes: int = 0
     elections: int = 0
+    read_end: int = 0
+    snapshots_taken: int = 0
+    max_snapshots: int = 0
 
     @functools.cached_property
     def key(self) -> StateKey:
@@ -153,7 +169,7 @@ def project(point: Point) -> dict[str, TlaValue]:
         before = kind
     change = node.voter_change
     pending = (record(kind="none", voter=0, offset=-1) if change is None else
-               record(kind="add" if change.api == raft.ADD_VOTER else "remove", voter=change.voter_key.id,
+               record(kind="add" if change.api == ADD_VOTER else "remove", voter=change.voter_key.id,
                       offset=-1 if change.last_offset is None else change.last_offset))
     leading = isinstance(state, Leader)
     volatile = state.volatile_voters if leading else None
@@ -169,7 +185,17 @@ def project(point: Point) -> dict[str, TlaValue]:
         "requestedVersion": -1 if requested is None else requested,
         "changes": point.changes,
         "elections": point.elections,
+        "logStart": node.log.start_offset,
+        "snapshots": frozenset(agree.project_snapshot(s.end_offset, _snapshot_records(node, s.id))
+                               for s in node.log.snapshots if s.end_offset > 0),
+        "readEnd": point.read_end,
+        "snapshotsTaken": point.snapshots_taken,
     }
+
+
+def _snapshot_records(node: raft.RaftNode, snapshot_id: tuple[int, int]) -> tuple[Any, ...]:
+    """The control records a snapshot of the node starts with (none for a node with static voters)."""
+    return () if node.dynamic is None else node.dynamic.snapshot_records.get(snapshot_id, ())
 
 
 def _voters_record(spec_record: Mapping[str, Any]) -> raft_voters.VotersRecord:
@@ -202,7 +228,7 @@ def spec_post(state: Mapping[str, Any], node: raft.RaftNode) -> dict[str, Any]:
     """What the spec's state gives of the node as trace post-state fields (``raft_replay.observe``'s names): its log
     (:func:`_stated_log`) and, while it leads, its role and high watermark (``LeaderHwm``: -1 until it passes the epoch
     start); the spec's Follower is any other role, whose high watermark Kafka keeps (Follower) or drops (Resigned)."""
-    post = {"log_end_offset": len(state["log"]), "log": _stated_log(state, node)}
+    post = {"log_end_offset": state["logStart"] + len(state["log"]), "log": _stated_log(state, node)}
     if state["role"] != "Leader":
         return post
     return {"role": "Leader", **post, "high_watermark": state["hw"] if state["hw"] > state["epochStart"] else -1}
@@ -220,18 +246,16 @@ class _Run:
         self.refused = False
 
     def do(self, step: Step) -> bool:
-        """Replay ``step``; whether the reference took it."""
-        if self.refused:
-            return False
-        try:
-            self.node, self.clock, response, _ = raft_replay.run(self.node, self.clock, step)
-        except (RuntimeError, ValueError):
+        """Replay ``step`` (``raft_tla.replayed``); whether the reference took it."""
+        made = None if self.refused else replayed(self.node, self.clock, [step])
+        if made is None:
             self.refused = True
             return False
-        for send in getattr(response, "sends", ()):
+        self.node, self.clock, (recorded,) = made
+        for send in (recorded.response or {}).get("sends", ()):
             if send.get("type") == "FetchResponse":
                 self.sent_hw = max(self.sent_hw, send["high_watermark"])
-        self.steps.append(Step(step.action, step.input, to_json(response)))
+        self.steps.append(recorded)
         return True
 
     def made(self, label: str) -> Optional[tuple[Point, list[Step]]]:
@@ -240,11 +264,15 @@ class _Run:
             return None
         point, state = self.point, self.node.state
         leading = isinstance(state, Leader)
-        hw = max(point.committed, self.sent_hw, state.high_watermark if leading else -1)
+        known = state.high_watermark if leading or isinstance(state, Follower) else -1
+        hw = max(point.committed, self.sent_hw, -1 if known is None else known)
         counted = label in ("HandleAddVoterRequest", "HandleRemoveVoterRequest", "HandleUpdateVoterRequest")
+        taken = point.snapshots_taken + (label in ("HandleCreateSnapshot", "HandleFetchSnapshotResponse"))
+        end = self.node.log.end_offset
         after = Point(self.node, self.clock, point.bootstrap_version, hw,
                       state.epoch_start_offset if leading else point.epoch_start,
-                      point.changes + counted, point.elections + (label == "BecomeLeader"))
+                      point.changes + counted, point.elections + (label == "BecomeLeader"),
+                      max(point.read_end, end) if taken < point.max_snapshots else end, taken, point.max_snapshots)
         return after, self.steps
 
 
@@ -258,24 +286,11 @@ def _listener(replica_id: int) -> str:
     return f"{name}://{host}:{port}"
 
 
-def _message(action: str, message: Any, **args: Any) -> Step:
-    return Step(action, {"message": message, **args})
-
-
-def _tick(now: int) -> Step:
-    return Step("tick", {"now": now})
-
-
-def _epoch_at(node: raft.RaftNode, offset: int) -> int:
-    """The epoch of the record before ``offset`` (the last fetched epoch of a fetcher at ``offset``), 0 at the start."""
-    return node.log.entries[offset - 1].epoch if offset > 0 else 0
-
-
 def _fetch(node: raft.RaftNode, replica: int, offset: int, now: int) -> Step:
     """``replica``'s Fetch at ``offset`` in the leader's epoch."""
     request = FetchRequest(replica_id=replica, current_leader_epoch=node.state.epoch, fetch_offset=offset,
-                           last_fetched_epoch=_epoch_at(node, offset), replica_directory_id=agree.directory_id(replica))
-    return _message("fetch_request", request, now=now)
+                           last_fetched_epoch=epoch_at(node, offset), replica_directory_id=agree.directory_id(replica))
+    return message("fetch_request", request, now=now)
 
 
 def _others(node: raft.RaftNode, ids: list[int]) -> list[int]:
@@ -290,17 +305,17 @@ def _elect(run: _Run) -> None:
     """An election the node wins: its election (fetch) deadline, then each round's requests and granted answers."""
     state = run.node.state
     deadline = state.fetch_deadline if isinstance(state, Follower) else getattr(state, "election_deadline", run.clock)
-    if not isinstance(state, Candidate) and not run.do(_tick(max(run.clock, deadline))):
+    if not isinstance(state, Candidate) and not run.do(tick(max(run.clock, deadline))):
         return
     for round_state in (Prospective, Candidate):
         if not isinstance(run.node.state, round_state):
             continue
-        run.do(_tick(run.clock))
+        run.do(tick(run.clock))
         for voter in _others(run.node, []):
             if not isinstance(run.node.state, round_state):
                 break
-            run.do(_message("vote_response", VoteResponse(source=voter, leader_epoch=run.node.state.epoch,
-                                                          vote_granted=True, correlation_id=None)))
+            run.do(message("vote_response", VoteResponse(source=voter, leader_epoch=run.node.state.epoch,
+                                                         vote_granted=True, correlation_id=None)))
 
 
 def _high_watermark(m: int) -> Plan:
@@ -315,21 +330,50 @@ def _high_watermark(m: int) -> Plan:
     return fetches
 
 
-def _truncation(end: int, leader: int, tick: bool) -> Plan:
+def _following(run: _Run, leader: int, poll: bool) -> Optional[Follower]:
+    """The state of the node following the leader whose answers come next: first ``leader``'s BeginQuorumEpoch of the
+    next epoch if it follows none, then a ``tick`` if ``poll`` (which sends the Fetch if none is outstanding); None (the
+    run refused) if it still follows none."""
+    if not isinstance(run.node.state, Follower):
+        run.do(message("begin_quorum_epoch_request", BeginQuorumEpochRequest(
+            leader_id=leader, leader_epoch=run.node.state.epoch + 1, voter_id=run.node.local_id)))
+    state = run.node.state
+    if not isinstance(state, Follower):
+        run.refused = True
+        return None
+    if poll:
+        run.do(tick(run.clock))
+    return state
+
+
+def _truncation(end: int, leader: int, poll: bool) -> Plan:
     def diverging(run: _Run) -> None:
-        if not isinstance(run.node.state, Follower):
-            run.do(_message("begin_quorum_epoch_request", BeginQuorumEpochRequest(
-                leader_id=leader, leader_epoch=run.node.state.epoch + 1, voter_id=run.node.local_id)))
-        state = run.node.state
-        if not isinstance(state, Follower):
-            run.refused = True
+        state = _following(run, leader, poll)
+        if state is None:
             return
-        if tick:
-            run.do(_tick(run.clock))
-        run.do(_message("fetch_response", FetchResponse(
+        run.do(message("fetch_response", FetchResponse(
             source=state.leader_id, leader_epoch=state.epoch, leader_id=state.leader_id, high_watermark=-1,
-            diverging_epoch=(_epoch_at(run.node, end), end), correlation_id=None)))
+            diverging_epoch=(epoch_at(run.node, end), end), correlation_id=None)))
     return diverging
+
+
+def _snapshot_fetch(snapshot: Mapping[str, Any], leader: int, poll: bool) -> Plan:
+    """The leader's Fetch answer naming its snapshot (``snapshot``'s end, in the leader's epoch), then the FetchSnapshot
+    answer holding it whole, its first batch with the control records the spec's snapshot carries."""
+    def fetched(run: _Run) -> None:
+        state = _following(run, leader, poll)
+        if state is None:
+            return
+        snapshot_id = (snapshot["end"], state.epoch)
+        run.do(message("fetch_response", FetchResponse(
+            source=state.leader_id, leader_epoch=state.epoch, leader_id=state.leader_id, snapshot_id=snapshot_id,
+            correlation_id=None)))
+        records = () if snapshot["kraftVersion"] == 0 else (raft_voters.KRaftVersionRecord(kraft_version=1),
+                                                              _voters_record(snapshot))
+        run.do(message("fetch_snapshot_response", FetchSnapshotResponse(
+            source=state.leader_id, leader_epoch=state.epoch, leader_id=state.leader_id, snapshot_id=snapshot_id,
+            size=SNAPSHOT_SIZE, position=0, chunk=SNAPSHOT_SIZE, control_records=records, correlation_id=None)))
+    return fetched
 
 
 def _steps(*steps: Step) -> Plan:
@@ -340,8 +384,8 @@ def _steps(*steps: Step) -> Plan:
 
 
 def _api_versions(voter: int, supported: tuple[int, int]) -> Step:
-    return _message("api_versions_response", ApiVersionsResponse(source=voter, kraft_version_range=supported,
-                                                                 correlation_id=None))
+    return message("api_versions_response", ApiVersionsResponse(source=voter, kraft_version_range=supported,
+                                                                correlation_id=None))
 
 
 def inputs(point: Point, label: str, target: Mapping[str, Any], ids: list[int]) -> list[Plan]:
@@ -353,14 +397,14 @@ def inputs(point: Point, label: str, target: Mapping[str, Any], ids: list[int]) 
         add = AddRaftVoterRequest(voter_id=r, voter_directory_id=agree.directory_id(r), listeners=(_listener(r),),
                                   source=ADMIN + request, correlation_id=request)
         sent = node.inflight.get(r, (0, now))[1]  # a request to r still outstanding: asked once it timed out
-        return [_steps(_message("add_raft_voter_request", add, now=t))
+        return [_steps(message("add_raft_voter_request", add, now=t))
                 for t in sorted({now, max(now, sent + node.config.request_timeout_ms)})]
     if label == "HandleRemoveVoterRequest":
         r = target["pending"]["voter"]
-        return [_steps(_message("remove_raft_voter_request", RemoveRaftVoterRequest(
+        return [_steps(message("remove_raft_voter_request", RemoveRaftVoterRequest(
             voter_id=r, voter_directory_id=agree.directory_id(r), source=ADMIN + request, correlation_id=request)))]
     if label == "HandleUpdateVoterRequest":
-        return [_steps(_message("update_raft_voter_request", UpdateRaftVoterRequest(
+        return [_steps(message("update_raft_voter_request", UpdateRaftVoterRequest(
             voter_id=r, current_leader_epoch=state.epoch, voter_directory_id=agree.directory_id(r),
             listeners=(_listener(r),), correlation_id=request)))
                 for r in ids if r != node.local_id]  # a voter asks its leader, never itself
@@ -372,20 +416,30 @@ def inputs(point: Point, label: str, target: Mapping[str, Any], ids: list[int]) 
     if label == "MaybeAppendUpgradedKraftVersion":
         return [_steps(Step("upgrade_kraft_version", {"epoch": state.epoch, "kraft_version": 1}))]
     if label == "NextHighWatermark":
-        m, log = target["hw"], target["log"]
-        return [_high_watermark(m)] if m == len(log) or log[m]["batchStart"] else []  # a follower fetches batches
+        m, log, start = target["hw"], target["log"], target["logStart"]
+        return [_high_watermark(m)] if m == start + len(log) or log[m - start]["batchStart"] else []  # whole batches
     if label == "TruncateControlRecords":
-        end, leader = len(target["log"]), _others(node, ids)[0]
-        return [_truncation(end, leader, tick) for tick in (True, False)]
+        end, leader = target["logStart"] + len(target["log"]), _others(node, ids)[0]
+        return [_truncation(end, leader, poll) for poll in (True, False)]
     if label == "BecomeLeader":
         return [_elect]
     if label == "ClientAppend":
         return [_steps(Step("append", {"records": (DATA,)}))]
     if label == "LoseLeadership":
-        return [_steps(_message("begin_quorum_epoch_request", BeginQuorumEpochRequest(
+        return [_steps(message("begin_quorum_epoch_request", BeginQuorumEpochRequest(
             leader_id=l, leader_epoch=state.epoch + 1, voter_id=node.local_id))) for l in _others(node, ids)]
     if label == "PendingOperationExpires" and node.voter_change is not None:
-        return [_steps(_tick(max(now, node.voter_change.deadline)))]
+        return [_steps(tick(max(now, node.voter_change.deadline)))]
+    if label == "HandleCreateSnapshot":
+        (end,) = {s["end"] for s in target["snapshots"]} - {s.end_offset for s in node.log.snapshots}
+        epoch = epoch_at(node, end)
+        return [_steps(Step("create_snapshot", {"end_offset": end, "epoch": epoch, "size": SNAPSHOT_SIZE}))]
+    if label == "HandleFetchSnapshotResponse":
+        (snapshot,) = target["snapshots"]
+        return [_snapshot_fetch(snapshot, _others(node, ids)[0], poll) for poll in (True, False)]
+    if label == "DeleteBeforeSnapshot":
+        (epoch,) = {s.epoch for s in node.log.snapshots if s.end_offset == target["logStart"]}
+        return [_steps(Step("delete_before_snapshot", {"end_offset": target["logStart"], "epoch": epoch}))]
     return []
 
 
@@ -409,7 +463,12 @@ def _edge_order(edge: Edge) -> tuple[Any, ...]:
     _, target, label = edge
     state = dict(target)
     return (label, state["hw"], len(state["log"]), state["pending"]["voter"], sorted(state["volatileVoters"]),
-            state["role"])
+            state["role"], state["logStart"], sorted(s["end"] for s in state["snapshots"]))
+
+
+def _posted(steps: list[Step], point: Point, label: str) -> list[Step]:
+    """``steps``, the edge ``label``'s, with the last stating the spec's state at ``point`` (``raft_tla.posted``)."""
+    return posted(steps, point.node, point.clock, spec_post(dict(point.key), point.node), label)
 
 
 class Recorder:
@@ -420,25 +479,17 @@ class Recorder:
         self.starts: dict[StateKey, tuple[dict[str, Any], Point, list[Step]]] = {}
         for kraft_version in (0, 1):
             obj = explicit(kraft_version, constants)
-            run = _Run(Point(explicit_state(obj), 0, kraft_version))
+            run = _Run(Point(explicit_state(obj), 0, kraft_version, max_snapshots=int(constants["MaxSnapshots"])))
             _elect(run)
             made = run.made(INIT)
             if made is None or not graph.nodes.get(made[0].key, {}).get("initial"):
                 raise ValueError("the reference's initial states are not TLC's: run `kraftspec agree voters`")
             point, steps = made
-            self.starts[point.key] = (obj, point, self._posted(steps, point))
+            self.starts[point.key] = (obj, point, _posted(steps, point, INIT))
         if {key for key, initial in graph.nodes(data="initial") if initial} != set(self.starts):
             raise ValueError("the reference's initial states are not TLC's: run `kraftspec agree voters`")
         self.initial = state_key({name: "start" for name, _ in next(iter(self.starts))})
         self.ended: Counter[str] = Counter()
-
-    def _posted(self, steps: list[Step], point: Point) -> list[Step]:
-        """``steps`` with the last stating the spec's state at ``point`` (checked against the reference's)."""
-        post = spec_post(dict(point.key), point.node)
-        if not raft_replay.post_matches(point.node, point.clock, post):
-            raise ValueError(f"the spec's post-state is not the reference's: {post} vs "
-                             f"{raft_replay.observe(point.node, point.clock, post)}")
-        return steps[:-1] + [dataclasses.replace(steps[-1], post=post)]
 
     def moves(self, point: Point) -> Iterator[tuple[str, Point, list[Step]]]:
         """(action, point after, steps) for each edge of TLC's graph out of the point's state that an input makes (the
@@ -458,6 +509,20 @@ class Recorder:
             if made is not None and made[0].key == target:
                 return made
         return None
+
+    def first_paths(self) -> Iterator[tuple[str, Point, list[Edge]]]:
+        """Breadth-first from the initial states, each state the reference reaches, when first reached: the action
+        that reached it, its point and its path of the walked graph (the ``Init`` edge first), as :meth:`trace`
+        takes it."""
+        paths = {key: [(self.initial, key, INIT)] for key in self.starts}
+        queue = deque(point for _, point, _ in self.starts.values())
+        while queue:
+            point = queue.popleft()
+            for label, after, _ in self.moves(point):
+                if after.key not in paths:
+                    paths[after.key] = paths[point.key] + [(point.key, after.key, label)]
+                    queue.append(after)
+                    yield label, after, paths[after.key]
 
     def steps_graph(self) -> nx.MultiDiGraph:
         """The walked graph: the root, its ``Init`` edges, and from each initial state an edge per action and state
@@ -493,7 +558,7 @@ class Recorder:
                 self.ended[label] += 1
                 break
             point, made = match
-            steps.extend(self._posted(made, point))
+            steps.extend(_posted(made, point, label))
         return Trace(component="raft", steps=tuple(steps), explicit=obj, id=trace_id, meta=meta)
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from kraftspec.reference import raft, raft_state
+from kraftspec.reference import raft, raft_node, raft_state
 from kraftspec.reference.frozen import evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_records import LeaderChangeMessage
@@ -235,7 +236,8 @@ def rule(action: str) -> tuple[str, str]:
     name = ACTIONS[action].rule
     if action == "advance_clock":
         return name, "The trace's clock: timed inputs without 'now' use it (no reference rule)."
-    function = getattr(raft, name.split(".")[1])
+    module, _, function_name = name.partition(".")
+    function = getattr(import_module(f"kraftspec.reference.{module}"), function_name)
     doc = (function.__doc__ or "").strip().split("\n\n")[0]
     return f"kraftspec.reference.{name}", " ".join(line.strip() for line in doc.splitlines())
 
@@ -253,7 +255,7 @@ OBSERVERS: dict[str, Callable[[raft.RaftNode, int], Any]] = {
     "role": lambda node, clock: node.state.role,
     "epoch": lambda node, clock: node.state.epoch,
     "leader_id": lambda node, clock: raft_state.leader_of(node.state),
-    "voted_key": lambda node, clock: raft.voted_key(node),
+    "voted_key": lambda node, clock: raft_node.voted_key(node),
     "high_watermark": lambda node, clock: getattr(node.state, "high_watermark", -1),
     "log_end_offset": lambda node, clock: node.log.end_offset,
     "flushed_end_offset": lambda node, clock: node.log.flushed_end_offset,

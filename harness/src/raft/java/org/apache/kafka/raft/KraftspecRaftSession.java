@@ -56,11 +56,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <ul>
  *   <li>the replicated log: {@link MockLog} (durable across restarts; a restart is {@link MockLog#reopen()}, which
- *   drops what was not flushed), whose {@code read} returns at most {@code fetch_max_records} single-record
- *   batches instead of MockLog's two (the reference's stand-in for {@code quorum.fetch.max.bytes}), and whose
+ *   drops what was not flushed), whose {@code read} returns whole batches of at most {@code fetch_max_records}
+ *   records in all instead of MockLog's two batches (the reference's stand-in for {@code quorum.fetch.max.bytes}; a
+ *   cut inside a batch, which Kafka's log never makes, is a {@link HarnessError}), and whose
  *   {@code endOffsetForEpoch} answers an epoch below the first cached one as the production log does
- *   ({@link TraceLog#endOffsetForEpoch}); every trace entry is a batch of its own (a kraft.version 1 leader's
- *   start-of-epoch records are one batch, as Kafka writes them);</li>
+ *   ({@link TraceLog#endOffsetForEpoch}); every trace entry is a batch of its own, except what the leader's
+ *   accumulator writes together as Kafka does (a kraft.version 1 leader's start-of-epoch records, records appended
+ *   behind them with the next append's);</li>
  *   <li>the quorum-state file: {@link MockQuorumStateStore} (written at the node's kraft.version), durable across
  *   restarts;</li>
  *   <li>the network: a {@link MockNetworkChannel} whose sends are recorded in order (its correlation-id counter,
@@ -189,6 +191,8 @@ public final class KraftspecRaftSession implements Session {
     private final String clusterId;
     private final KraftspecRaftMessages messages;
 
+    /** Harness errors raised inside Kafka's calls, thrown by {@link #step} once the call returns. */
+    private final RaisedInKafka raised = new RaisedInKafka();
     // durable across restarts
     private final TraceLog log;
     private final MockQuorumStateStore store = new MockQuorumStateStore();
@@ -271,7 +275,7 @@ public final class KraftspecRaftSession implements Session {
         clusterId = cluster == null ? CLUSTER_STAND_IN : cluster;
         messages = new KraftspecRaftMessages(listener, directoryStandIn, cluster == null ? CLUSTER_STAND_IN : null);
 
-        log = new TraceLog(fetchMaxRecords);
+        log = new TraceLog(fetchMaxRecords, raised);
         if (bootstrapVoters != null) writeBootstrapCheckpoint(log, bootstrapVoters);
         long now = explicit.path("now").asLong(0);
         clock = now;
@@ -314,6 +318,7 @@ public final class KraftspecRaftSession implements Session {
             }
             sends.clear();
         }
+        raised.rethrow("opening the session");
     }
 
     /**
@@ -434,7 +439,7 @@ public final class KraftspecRaftSession implements Session {
         final MockTime time;
         final MockNetworkChannel channel;
         final MockMessageQueue queue = new MockMessageQueue();
-        final TraceRandom random = new TraceRandom();
+        final TraceRandom random = new TraceRandom(raised);
         final KafkaRaftClient<String> client;
         final Map<Integer, Integer> lastSent = new HashMap<>();
         final Metrics metrics;
@@ -565,11 +570,13 @@ public final class KraftspecRaftSession implements Session {
 
     /** The trace's draws: the election jitter and the bootstrap server's start index, told apart by the caller. */
     private static final class TraceRandom extends MockableRandom {
+        private final RaisedInKafka raised;
         int jitter;
         int bootstrap;
 
-        TraceRandom() {
+        TraceRandom(RaisedInKafka raised) {
             super(0L);
+            this.raised = raised;
         }
 
         @Override
@@ -580,21 +587,24 @@ public final class KraftspecRaftSession implements Session {
             boolean electionDraw = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
                 .walk(frames -> frames.limit(6).anyMatch(f -> f.getDeclaringClass() == QuorumState.class));
             if (electionDraw) return Math.floorMod(jitter, bound);
-            throw new HarnessError("raft: Kafka's client drew a random number the trace has no draw for (bound "
-                + bound + ")");
+            throw raised.remember(new HarnessError("raft: Kafka's client drew a random number the trace has no draw for "
+                + "(bound " + bound + ")"));
         }
     }
 
     /**
-     * Kafka's {@link MockLog}; {@code read} returns up to {@code fetch_max_records} batches (every batch the harness
-     * and the trace's appends make holds one record) where MockLog returns two.
+     * Kafka's {@link MockLog}; {@code read} returns whole batches holding up to {@code fetch_max_records} records where
+     * MockLog returns two batches; a cut inside a batch is a {@link HarnessError} remembered in {@link RaisedInKafka}
+     * ({@code tryCompleteFetchRequest} would answer it with UNKNOWN_SERVER_ERROR).
      */
     static final class TraceLog extends MockLog {
         private final int maxBatches;
+        private final RaisedInKafka raised;
 
-        TraceLog(int maxBatches) {
+        TraceLog(int maxBatches, RaisedInKafka raised) {
             super(KraftspecRaftMessages.METADATA_PARTITION, Uuid.METADATA_TOPIC_ID, new LogContext());
             this.maxBatches = maxBatches;
+            this.raised = raised;
         }
 
         @Override
@@ -617,8 +627,9 @@ public final class KraftspecRaftSession implements Session {
                 if (batch.entries().isEmpty() || buffer.position() >= maxTotalBatchBytes) continue;
                 if (recordCount + batch.entries().size() > maxRecords) {
                     if (recordCount < maxRecords) {
-                        throw new HarnessError("raft: fetch_max_records " + maxBatches + " would split a batch of "
-                            + batch.entries().size() + " records (Kafka reads whole batches)");
+                        throw raised.remember(new HarnessError("raft: fetch_max_records " + maxBatches + " would "
+                            + "split the batch of " + batch.entries().size() + " records at offset "
+                            + batch.entries().get(0).offset() + " (Kafka's log reads whole batches)"));
                     }
                     break;
                 }
@@ -695,16 +706,46 @@ public final class KraftspecRaftSession implements Session {
     // ----------------------------------------------------------------------------------------------
     // steps
 
+    /**
+     * A {@link HarnessError} raised inside a call into Kafka's client (the log's {@code read}, the random source), where
+     * Kafka's own {@code catch (Exception)} may turn it into an answer ({@code KafkaRaftClient.tryCompleteFetchRequest}
+     * answers UNKNOWN_SERVER_ERROR): remembered when raised and thrown again, naming the step, once the call returns,
+     * so that a harness limit is never taken for Kafka's answer.
+     */
+    static final class RaisedInKafka {
+        private HarnessError first;
+
+        HarnessError remember(HarnessError error) {
+            if (first == null) first = error;
+            return error;
+        }
+
+        /** Throws the first error remembered since the last call, if any, saying {@code where} it was raised. */
+        void rethrow(String where) {
+            HarnessError error = first;
+            first = null;
+            if (error != null) {
+                throw new HarnessError("raft: " + where + ": " + error.getMessage().replaceFirst("^raft: ", "")
+                    + " (raised inside Kafka's client, which may have caught it)");
+            }
+        }
+    }
+
     @Override
     public ObjectNode step(JsonNode input) throws Exception {
         sends.clear();
         inputIndex++;
         deliveredCorrelationId = null;
+        String where = "step " + inputIndex + " (" + input.path("action").asText() + ")";
         try {
-            return apply(input);
+            ObjectNode answer = apply(input);
+            raised.rethrow(where);
+            return answer;
         } catch (HarnessError e) {
+            raised.rethrow(where);
             throw e;
         } catch (Exception | AssertionError e) {
+            raised.rethrow(where); // Kafka's code may have thrown because of it
             if (deliveredCorrelationId == null) throw e;
             // Kafka's code threw on a response delivered under the id of the request it answers: the refusal says it
             ObjectNode answer = KraftspecRaftMessages.NODES.objectNode();
@@ -801,11 +842,13 @@ public final class KraftspecRaftSession implements Session {
                 inboundResponse(message, input.get("answers"), messages.updateRaftVoterResponse(message, path), now);
                 break;
             case "add_raft_voter_request":
+                requireClusterId(message);
                 inboundRequest(message, message.path("source").asInt(-1),
                     KraftspecRaftMessages.addRaftVoterRequest(message, path), ApiKeys.ADD_RAFT_VOTER.latestVersion(),
                     now);
                 break;
             case "remove_raft_voter_request":
+                requireClusterId(message);
                 inboundRequest(message, message.path("source").asInt(-1),
                     KraftspecRaftMessages.removeRaftVoterRequest(message), ApiKeys.REMOVE_RAFT_VOTER.latestVersion(),
                     now);
@@ -899,6 +942,20 @@ public final class KraftspecRaftSession implements Session {
         node.client.poll();
         response.set("sends", sendsJson());
         return output(response);
+    }
+
+    /**
+     * An admin request naming a cluster id reaches a node the trace gives none only through the stand-in, which
+     * Kafka's refusal would name in its message ({@code KafkaRaftClient.handleAddVoterRequest} and
+     * {@code handleRemoveVoterRequest}: "doesn't match the cluster id"):
+     * Kafka's node always has a cluster id, so the input is not expressible.
+     */
+    private void requireClusterId(JsonNode message) {
+        String asked = KraftspecRaftMessages.stringField(message, "cluster_id");
+        if (asked != null && clusterId.equals(CLUSTER_STAND_IN) && !asked.equals(CLUSTER_STAND_IN)) {
+            throw new HarnessError("raft: the request names cluster id " + asked + " but the node has none (Kafka's "
+                + "node always has one; the harness's stand-in would show in the answer)");
+        }
     }
 
     private ObjectNode output(ObjectNode response) {
