@@ -20,13 +20,14 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
     run_state_machine_as_test
 
 from kraftspec.models.determinism import without_local_constants
-from kraftspec.reference import raft, raft_state
+from kraftspec.reference import raft, raft_log, raft_state
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import LogEntry
 from kraftspec.reference.raft_messages import (
     Append,
     CreateSnapshot,
     DeleteBeforeSnapshot,
+    FetchResponse,
     Resign,
     Send,
     Tick,
@@ -69,9 +70,20 @@ def restarted(node: raft.RaftNode, now: int, jitter: int) -> raft.RaftNode | Non
         return None
 
 
+def fetch_answer_holds_whole_batches(leader: int, log: tuple[LogEntry, ...], records: tuple[LogEntry, ...]) -> None:
+    """A Fetch answer's records are whole batches of the leader's log: they start a batch and the leader's next
+    record, if any, starts another (``KafkaRaftLog.read`` never returns part of a batch)."""
+    count = len(records)
+    starts = [i for i, entry in enumerate(log) if entry == records[0] and log[i:i + count] == records]
+    assert starts, f"leader {leader} answered a Fetch with records its log does not hold: {records}"
+    end = starts[0] + count
+    assert records[0].starts_batch and (end == len(log) or log[end].starts_batch), (
+        f"leader {leader} answered a Fetch with part of a batch: {records}")
+
+
 ENVIRONMENT_RULES = frozenset({
-    "append", "catch_up_quietly", "crash", "deliver", "deliver_all", "duplicate", "lose", "resign", "run_isolated",
-    "run_quietly", "tick", "tick_all"
+    "append", "append_batch", "catch_up_quietly", "crash", "deliver", "deliver_all", "duplicate", "lose", "resign",
+    "run_isolated", "run_quietly", "tick", "tick_all"
 })
 """Rules that move the environment, named for what happens rather than after a reference rule: the network (delivery,
 loss, duplication), the clock, crashes and the client inputs ``raft.step`` takes (Append, Resign)."""
@@ -92,6 +104,9 @@ class QuorumNetwork(RuleBasedStateMachine):
 
     def _step(self, node: int, message: Any, jitter: int, bootstrap: int) -> None:
         self.nodes[node], sends = raft.step(self.nodes[node], message, self.now, jitter, bootstrap)
+        for send in sends:
+            if isinstance(send.message, FetchResponse) and send.message.records:
+                fetch_answer_holds_whole_batches(node, self.nodes[node].log.entries, send.message.records)
         self.in_flight.extend(s for s in sends if s.destination in self.nodes)
         del self.in_flight[:-MAX_IN_FLIGHT]  # the network loses the oldest when saturated
 
@@ -320,9 +335,19 @@ class RaftSnapshotModel(RaftQuorumModel):
 
     config = SNAPSHOT_CONFIG
 
+    @rule(count=st.integers(min_value=2, max_value=3), jitter=jitters, bootstrap=bootstraps)
+    def append_batch(self, count: int, jitter: int, bootstrap: int) -> None:
+        """A client appends ``count`` unique records at once to the newest leader, which writes them as one batch:
+        fetches (``fetch_max_records`` 3) and snapshots must keep it whole."""
+        leader = self._newest_leader()
+        if leader is not None:
+            records = tuple(f"r{self.next_value + i}" for i in range(1, count + 1))
+            self.next_value += count
+            self._step(leader, Append(records=records), jitter, bootstrap)
+
     def _freeze(self, node_id: int, back: int, size: int, jitter: int, bootstrap: int) -> None:
-        """The state machine of ``node_id`` snapshots ``back`` records below its high watermark, in the epoch of the
-        record before that offset; a state machine snapshots forward only: past its log start and not before its
+        """The state machine of ``node_id`` snapshots ``back`` records below its high watermark (at the start of the
+        batch holding that offset), in the epoch of the record before it; a state machine snapshots forward only: past its log start and not before its
         latest snapshot (an older id is refused: ``validateOffsetAndEpoch`` sends an epoch older than the earliest
         snapshot's to the snapshot)."""
         node = self.nodes[node_id]
@@ -332,7 +357,8 @@ class RaftSnapshotModel(RaftQuorumModel):
         if hw < lowest:
             return  # no committed record past the log start and the latest snapshot: nothing to snapshot
         records = self.held(node_id)
-        end = max(lowest, hw - back)
+        end = raft_log.batch_base_offset(node.log, max(lowest, hw - back))
+        end = end if end >= lowest else hw
         epoch = records[end - 1].epoch
         self._step(node_id, CreateSnapshot(end_offset=end, epoch=epoch, size=size), jitter, bootstrap)
         if any(s.id == (end, epoch) for s in self.nodes[node_id].log.snapshots):
@@ -409,6 +435,16 @@ class RaftSnapshotModel(RaftQuorumModel):
             hw = getattr(node.state, "high_watermark", -1)
             assert hw < 0 or node.log.start_offset <= hw, (
                 f"node {node_id}'s log starts at {node.log.start_offset}, past its high watermark {hw}")
+
+    @invariant()
+    def snapshots_end_at_batch_ends(self) -> None:
+        """Every snapshot a node holds ends where a batch of its log ends: the record after it starts one (a follower
+        that loads it fetches from there, and Kafka's log reads whole batches: ``createNewSnapshot``)."""
+        for node_id, node in self.nodes.items():
+            records = self.held(node_id)
+            for snapshot in node.log.snapshots:
+                assert snapshot.end_offset >= len(records) or records[snapshot.end_offset].starts_batch, (
+                    f"node {node_id}'s snapshot {snapshot.id} ends inside a batch")
 
     @invariant()
     def snapshots_hold_the_committed_prefix(self) -> None:

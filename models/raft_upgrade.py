@@ -6,8 +6,8 @@ observer; Hypothesis drives timer polls, delivery in any order, loss, crashes, c
 (InvalidUpdateVersionException, taken here as the answer). After every step it checks that every node runs the
 kraft.version and voters its log gives (the static voters before an upgrade's records, or once a truncation or a
 restart drops them) and that the voter set an upgrade writes names every static voter with its directory id and a
-kraft.version range holding 1. Fetch answers are not cut by ``fetch_max_records`` here: Kafka writes the upgrade's two
-records as one batch, which no fetch splits, and the reference has them as two entries.
+kraft.version range holding 1. Fetch answers may hold few records (``fetch_max_records`` 3), never part of a batch:
+the upgrade's two records are one batch (``raft_log.entries_from``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from hypothesis.stateful import initialize, invariant, rule
 
 from kraftspec.models.raft import CONFIG, DIRECTORY_IDS, NODES, VOTERS, QuorumNetwork, bootstraps, jitters
 from kraftspec.reference import raft, raft_voter_history
-from kraftspec.reference.frozen import FrozenMap, evolve
+from kraftspec.reference.frozen import FrozenMap
 from kraftspec.reference.raft_messages import InvalidUpdateVersionError, UpgradeKRaftVersion
 from kraftspec.reference.raft_voters import KRaftVersionRecord, VotersRecord, listeners_of
 
-UPGRADE_CONFIG = evolve(CONFIG, fetch_max_records=1000)
 ENDPOINTS = FrozenMap({n: (f"CONTROLLER://controller{n}:9093",) for n in NODES})
 """Every node's listener: the voters' are ``controller.quorum.voters``, the observer's its own."""
 
@@ -46,7 +45,7 @@ class RaftUpgradeModel(QuorumNetwork):
         """Every node starts fresh with the static voters; most runs begin calm, which elects a leader and lets the
         voters send it UpdateRaftVoter."""
         note(f"model seed: {getattr(type(self), '_hypothesis_internal_use_seed', None)}")
-        self.nodes = {n: raft.new_node(n, VOTERS, ENDPOINTS, UPGRADE_CONFIG, now=0, jitter=j,
+        self.nodes = {n: raft.new_node(n, VOTERS, ENDPOINTS, CONFIG, now=0, jitter=j,
                                        directory_id=DIRECTORY_IDS[n]) for n, j in zip(NODES, draws)}
         for _ in range(calm_rounds):
             self.tick_all(300, draws[0], draws[1] % len(VOTERS))

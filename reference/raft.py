@@ -19,12 +19,10 @@ a kraft.version 0 node keeps its static voters, its leader the voters' UpdateRaf
 kraft.version 1, until a truncation or restart drops them (:func:`start_control_records`); with
 ``controller.quorum.auto.join.enable`` a kraft.version 1 observer that can become a voter asks its leader to remove
 its id's old directory and to add it (:func:`auto_join`). Not modelled: the snapshots' bytes (only their sizes and
-the control records of a kraft.version 1 snapshot's first batch,
-which the FetchSnapshot chunk from byte 0 carries to a follower that reloads its voters from them), batches of
-several records (each entry is a batch, so a fetch cut by ``fetch_max_records`` may split the upgrade's two records,
-which Kafka writes as one batch), what a shut-down node's
-driver does after the shutdown finished (it takes no input until a restart), the FetchSnapshot answer of a partition
-other than the metadata log's (a request for one is answered). A graceful shutdown (``shutdown(timeoutMs)``) runs until
+the control records of a kraft.version 1 snapshot's first batch, which the FetchSnapshot chunk from byte 0 carries to
+a follower that reloads its voters from them), what a shut-down node's driver does after the shutdown finished (it
+takes no input until a restart), the FetchSnapshot answer of a partition other than the metadata log's (a request for
+one is answered). A graceful shutdown (``shutdown(timeoutMs)``) runs until
 the node may leave or its timer expires; a failed request backs its connection off (``quorum.retry.backoff.ms``,
 ``RequestManager``). KIP-595 as implemented differs from its text: elections start with a pre-vote
 (KIP-996, Prospective), a leader that restarts or resigns is Resigned, and a node without a leader (voter or
@@ -403,8 +401,8 @@ def _to_leader(node: RaftNode, now: int, out: Outputs, in_poll: bool = False) ->
     record = LeaderChangeMessage(leader_id=node.local_id, voters=tuple(sorted(node.voters)),
                                  granting_voters=tuple(sorted(leader.granting_voters)))
     if in_poll:
-        return evolve(node, state=evolve(node.state, unwritten=(record,) + _start_of_epoch_records(node)))
-    return leader_append(node, (record,) + _start_of_epoch_records(node), now, out)
+        return evolve(node, state=evolve(node.state, unwritten=((record,) + _start_of_epoch_records(node),)))
+    return leader_append(node, ((record,) + _start_of_epoch_records(node),), now, out)
 
 
 def _volatile_voters_at_epoch_start(node: RaftNode) -> Optional[raft_voters.VoterSet]:
@@ -864,14 +862,14 @@ def _handle_append(node: RaftNode, op: Append, now: int, jitter: int, out: Outpu
         return node
     if state.unwritten:
         return evolve(node, state=evolve(state, lingering=state.lingering + op.records))
-    return leader_append(evolve(node, state=evolve(state, lingering=())), state.lingering + op.records, now, out)
+    return leader_append(evolve(node, state=evolve(state, lingering=())), (state.lingering + op.records,), now, out)
 
 
 def append_offset(node: RaftNode, records: tuple[Any, ...]) -> int:
     """The offset an accepted append returns: its last record's, counted from the leader's log end and the records
     still in its accumulator (``BatchAccumulator.append``)."""
     state = node.state
-    waiting = len(state.unwritten) + len(state.lingering) if isinstance(state, Leader) else 0
+    waiting = sum(map(len, state.unwritten)) + len(state.lingering) if isinstance(state, Leader) else 0
     return node.log.end_offset + waiting + len(records) - 1
 
 
@@ -1110,7 +1108,8 @@ def _poll(node: RaftNode, now: int, jitter: int, bootstrap: int, out: Outputs,
         if node.state.unwritten:  # ``maybeAppendBatches``: start-of-epoch or voter records (not the lingering)
             node = leader_append(evolve(node, state=evolve(node.state, unwritten=())), node.state.unwritten, now, out)
         elif node.state.lingering:  # ``maybeAppendBatches``: the linger time (0) has passed
-            node = leader_append(evolve(node, state=evolve(node.state, lingering=())), node.state.lingering, now, out)
+            node = leader_append(evolve(node, state=evolve(node.state, lingering=())), (node.state.lingering,), now,
+                                 out)
         return _maybe_send_begin_quorum_epoch_requests(node, now, out, order)
     if isinstance(state, Follower):  # an observer's fetch timeout fires nothing since KAFKA-19354
         if node.is_voter:

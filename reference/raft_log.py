@@ -2,8 +2,9 @@
 
 rules §3.7 (``RaftLog``, ``internals/KafkaRaftLog.java``, ``LeaderEpochFileCache``), KIP-630. The log starts at
 ``start_offset``, 0 until a snapshot lets it advance (:func:`delete_before_snapshot`, :func:`truncate_to_latest_snapshot`);
-its frozen snapshots are kept by id. ``flushed_end_offset`` is what survives a crash, and so do the snapshots. Each
-entry counts as one batch (a snapshot id is taken to be batch-aligned), as the harness writes fetched entries.
+its frozen snapshots are kept by id. ``flushed_end_offset`` is what survives a crash, and so do the snapshots. Entries
+form record batches as the leader's accumulator wrote them (``LogEntry.starts_batch``): a fetch reads whole batches, and
+a snapshot starts at a batch's first record.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from kraftspec.reference.frozen import evolve
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogEntry:
-    """One record: the epoch of the batch that wrote it and its value (data, or a control message)."""
+    """One record: the epoch of the batch that wrote it, its value (data, or a control message) and whether it is its
+    batch's first record (``starts_batch``; the records of one ``BatchAccumulator`` drain share a batch)."""
 
     epoch: int
     record: Any = None
+    starts_batch: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,8 +108,8 @@ def _cache_with(cache: tuple[tuple[int, int], ...], entries: tuple[LogEntry, ...
 
 
 def append_as_leader(log: RaftLog, records: tuple[Any, ...], epoch: int) -> RaftLog:
-    """``appendAsLeader``: records get the leader's epoch at LEO onwards (not yet flushed)."""
-    entries = tuple(LogEntry(epoch=epoch, record=r) for r in records)
+    """``appendAsLeader``: one batch of records with the leader's epoch at LEO onwards (not yet flushed)."""
+    entries = tuple(LogEntry(epoch=epoch, record=r, starts_batch=i == 0) for i, r in enumerate(records))
     return evolve(log, entries=log.entries + entries,
                   epoch_cache=_cache_with(log.epoch_cache, entries, log.end_offset, _epoch_floor(log)),
                   last_fetched_epoch=epoch if entries else log.last_fetched_epoch)
@@ -139,19 +142,20 @@ def flush(log: RaftLog) -> RaftLog:
 
 def recover(log: RaftLog) -> RaftLog:
     """What a restart finds on disk: unflushed entries are lost, and so is an epoch that starts at the recovered end
-    (no record of it survived: ``MockLog.reopen``, ``LeaderEpochFileCache.truncateFromEnd`` on log recovery). Snapshots
-    survive; when no entry does, the log is its latest snapshot: it starts and ends there, in its epoch (Kafka 4.3
-    ``MockLog.endOffset``, ``startOffset`` and ``lastFetchedEpoch`` of a log without batches; ``MockLog`` starts such
-    a log at its earliest snapshot, which differs only while an older snapshot is kept); the flushed end is kept
-    (``MockLog.reopen`` leaves ``firstUnflushedOffset``) and the high watermark is 0 (``MockLog.reopen``)."""
-    if log.snapshots and log.flushed_end_offset <= log.start_offset:
-        latest = log.snapshots[-1]
-        return RaftLog(start_offset=latest.end_offset, flushed_end_offset=log.flushed_end_offset,
-                       last_fetched_epoch=latest.epoch, snapshots=log.snapshots)
+    (no record of it survived: ``MockLog.reopen``, ``LeaderEpochFileCache.truncateFromEnd`` on log recovery); the
+    flushed end is kept and the high watermark is 0 (``MockLog.reopen``). Snapshots survive, and a latest snapshot
+    past what survived replaces the log as the production log is opened (Kafka 4.3 ``KafkaRaftLog.createLog`` runs
+    ``truncateToLatestSnapshot``, judging by ``UnifiedLog.latestEpoch``, the last surviving record's epoch): the log
+    starts and ends at it, older snapshots forgotten and its end the high watermark (:func:`_replaced_by`)."""
     log = truncate_to(evolve(log, high_watermark=0), log.flushed_end_offset)
     if log.epoch_cache and log.epoch_cache[-1][1] >= log.end_offset:
         cache = tuple(c for c in log.epoch_cache if c[1] < log.end_offset)
-        return evolve(log, epoch_cache=cache, last_fetched_epoch=cache[-1][0] if cache else _epoch_without_cache(log))
+        log = evolve(log, epoch_cache=cache, last_fetched_epoch=cache[-1][0] if cache else _epoch_without_cache(log))
+    latest = log.latest_snapshot
+    last_epoch = log.entries[-1].epoch if log.entries else 0
+    if latest is not None and raft_rules.snapshot_replaces_log(latest.epoch, latest.end_offset, last_epoch,
+                                                               log.end_offset):
+        return _replaced_by(latest)
     return log
 
 
@@ -175,9 +179,32 @@ def end_offset_for_epoch(log: RaftLog, epoch: int) -> tuple[int, int]:
 
 
 def entries_from(log: RaftLog, offset: int, count: int) -> tuple[LogEntry, ...]:
-    """``read`` from ``offset`` (at least the log start): up to ``count`` entries."""
+    """``read`` from ``offset`` (at least the log start): whole batches, the first one even when it holds more than
+    ``count`` records, then as many more as keep the total within ``count`` (``KafkaRaftLog.read`` returns at least
+    one batch and never a part of one; ``count`` stands for ``quorum.fetch.max.bytes``)."""
     first = offset - log.start_offset
-    return log.entries[first:first + count]
+    end = _batch_end(log.entries, first)
+    while end < len(log.entries) and _batch_end(log.entries, end) - first <= count:
+        end = _batch_end(log.entries, end)
+    return log.entries[first:end]
+
+
+def _batch_end(entries: tuple[LogEntry, ...], index: int) -> int:
+    """The index just past the batch holding ``entries[index]`` (its last record's index + 1)."""
+    index += 1
+    while index < len(entries) and not entries[index].starts_batch:
+        index += 1
+    return index
+
+
+def batch_base_offset(log: RaftLog, offset: int) -> int:
+    """The base offset of the batch holding ``offset``: ``offset`` itself at or past the log end or at its start."""
+    index = offset - log.start_offset
+    if index <= 0 or index >= len(log.entries):
+        return offset
+    while index > 0 and not log.entries[index].starts_batch:
+        index -= 1
+    return log.start_offset + index
 
 
 def fetch_snapshot_id(log: RaftLog, fetch_offset: int, last_fetched_epoch: int) -> Optional[tuple[int, int]]:
@@ -204,7 +231,7 @@ def snapshot_to_fetch(log: RaftLog, offset: int, epoch: int) -> Optional[tuple[i
 def can_create_snapshot(log: RaftLog, end_offset: int, epoch: int, high_watermark: int) -> bool:
     """``createNewSnapshot`` (Kafka 4.3 ``MockLog``, ``KafkaRaftLog``): False (no writer) for an id below the log
     start or one already frozen; True for a valid one. Raises ``ValueError`` (``IllegalArgumentException``) past the
-    high watermark or for an id ``validateOffsetAndEpoch`` does not call valid, KIP-630."""
+    high watermark, for an id ``validateOffsetAndEpoch`` does not call valid, or inside a batch, KIP-630."""
     # A snapshot below the log start would cover records the log no longer has.
     if end_offset < log.start_offset:
         return False
@@ -216,6 +243,11 @@ def can_create_snapshot(log: RaftLog, end_offset: int, epoch: int, high_watermar
     if snapshot_to_fetch(log, end_offset, epoch) is not None or validate_offset_and_epoch(log, end_offset,
                                                                                          epoch) is not None:
         raise ValueError(f"Snapshot id ({end_offset}, {epoch}) is not valid according to the log")
+    # A follower loading the snapshot fetches from its end, which must be where a batch starts.
+    base_offset = batch_base_offset(log, end_offset) if end_offset < high_watermark else end_offset
+    if base_offset != end_offset:
+        raise ValueError(f"Cannot create snapshot at offset ({end_offset}) because it is not batch aligned. The batch "
+                         f"containing the requested offset has a base offset of ({base_offset})")
     return all(s.id != (end_offset, epoch) for s in log.snapshots)
 
 
@@ -237,6 +269,12 @@ def truncate_to_latest_snapshot(log: RaftLog) -> Optional[RaftLog]:
     if latest is None or not raft_rules.snapshot_replaces_log(latest.epoch, latest.end_offset, last_epoch,
                                                               log.end_offset):
         return None
+    return _replaced_by(latest)
+
+
+def _replaced_by(latest: Snapshot) -> RaftLog:
+    """The log truncated fully to its latest snapshot: it starts and ends, flushed, there, in its epoch; older
+    snapshots are forgotten and the snapshot's end is its high watermark (``truncateFullyAndStartAt``)."""
     return RaftLog(entries=(), epoch_cache=(), flushed_end_offset=latest.end_offset, last_fetched_epoch=latest.epoch,
                    start_offset=latest.end_offset, snapshots=(latest,), high_watermark=latest.end_offset)
 

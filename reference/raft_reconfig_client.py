@@ -75,8 +75,14 @@ def _append_voters(node: RaftNode, voter_set: raft_voters.VoterSet) -> tuple[Raf
     check-quorum test, which still counts the old voters (Kafka 4.3 ``KafkaRaftClient.pollLeader``:
     ``maybeAppendBatches``), unless that poll resigns first."""
     state = node.state
-    waiting = state.unwritten + state.lingering + (raft_voters.to_voters_record(voter_set),)
-    return evolve(node, state=evolve(state, unwritten=waiting, lingering=())), node.log.end_offset + len(waiting) - 1
+    waiting = state.unwritten + _completed(state.lingering) + ((raft_voters.to_voters_record(voter_set),),)
+    offset = node.log.end_offset + sum(map(len, waiting)) - 1
+    return evolve(node, state=evolve(state, unwritten=waiting, lingering=())), offset
+
+
+def _completed(lingering: tuple[Any, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The accumulator's current batch as completed by ``appendControlMessages``' ``forceDrain``: none if empty."""
+    return (lingering,) if lingering else ()
 
 
 def _admit_voter_change(node: RaftNode, api: str, src: int, cid: int, cluster_id: Optional[str], now: int,
@@ -328,9 +334,7 @@ def handle_upgrade_kraft_version(node: RaftNode, op: UpgradeKRaftVersion, now: i
     is refused (``KRaftVersion.fromFeatureLevel``: :class:`IllegalUpgradeArgumentError`).
 
     Kafka writes the two records as one batch from the accumulator in the next poll, unless that poll resigns first
-    (as ``raft._handle_append``), after any records still in the accumulator (``appendControlMessages``); here they
-    are two entries, which a fetch answer cut by ``fetch_max_records`` could
-    split (not modelled: Kafka never splits a batch).
+    (as ``raft._handle_append``), after any batches still in the accumulator (``appendControlMessages``).
     """
     if op.kraft_version not in SUPPORTED_KRAFT_VERSIONS:
         raise IllegalUpgradeArgumentError(f"Unknown KRaft feature level: {op.kraft_version}")
@@ -348,5 +352,6 @@ def handle_upgrade_kraft_version(node: RaftNode, op: UpgradeKRaftVersion, now: i
     if leader_resigns(state, now, node.shutdown is not None):
         return node
     if state.unwritten:  # ``appendControlMessages``' ``forceDrain`` completes the lingering batch before its own
-        return evolve(node, state=evolve(node.state, unwritten=state.unwritten + state.lingering + upgrade.records))
-    return leader_append(node, state.lingering + upgrade.records, now, out)
+        return evolve(node, state=evolve(node.state,
+                                         unwritten=state.unwritten + _completed(state.lingering) + (upgrade.records,)))
+    return leader_append(node, _completed(state.lingering) + (upgrade.records,), now, out)

@@ -207,7 +207,7 @@ def with_log_high_watermark(node: RaftNode) -> RaftNode:
     return evolve(node, log=evolve(node.log, high_watermark=hw))
 
 
-def _log_high_watermark(node: RaftNode) -> int:
+def log_high_watermark(node: RaftNode) -> int:
     """The log's high watermark (``RaftLog.highWatermark``), which createSnapshot and deleteBeforeSnapshot check: the
     state's while it knows one, else the last the log was given (:func:`with_log_high_watermark`)."""
     hw = getattr(node.state, "high_watermark", -1)
@@ -220,7 +220,7 @@ def handle_create_snapshot(node: RaftNode, op: CreateSnapshot, now: int, jitter:
     with ``size`` bytes; none for an id below the log start or already frozen; refused (:class:`InvalidSnapshotError`)
     otherwise."""
     try:
-        created = raft_log.can_create_snapshot(node.log, op.end_offset, op.epoch, _log_high_watermark(node))
+        created = raft_log.can_create_snapshot(node.log, op.end_offset, op.epoch, log_high_watermark(node))
     except ValueError as exc:
         raise InvalidSnapshotError(str(exc)) from exc
     if not created:
@@ -254,6 +254,6 @@ def handle_delete_before_snapshot(node: RaftNode, op: DeleteBeforeSnapshot, now:
     refused (:class:`InvalidSnapshotError`) below the log start or past the log's high watermark."""
     try:
         return evolve(node, log=raft_log.delete_before_snapshot(node.log, op.end_offset, op.epoch,
-                                                                _log_high_watermark(node)))
+                                                                log_high_watermark(node)))
     except ValueError as exc:
         raise InvalidSnapshotError(str(exc)) from exc

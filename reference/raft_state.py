@@ -192,7 +192,7 @@ class Leader:
     ``volatile_voters`` a kraft.version 0 leader's in-memory voter set (``volatileVoters``), which UpdateRaftVoter
     updates without writing the log (§3.15), None at kraft.version 1 and once an upgrade took them;
     ``requested_kraft_version`` the kraft.version an upgrade asked for (``requestedKRaftVersion``), None before;
-    ``unwritten`` the records still in the accumulator (``BatchAccumulator``), which the next poll writes: the
+    ``unwritten`` the batches completed in the accumulator (``BatchAccumulator``), which the next poll writes: the
     start-of-epoch records of a leader elected by a poll or by ``initialize``, and a VotersRecord
     (``appendVotersRecord``), behind them (``pollLeader``: ``maybeAppendBatches``); ``lingering`` the records appended
     meanwhile, held in the accumulator's current batch one poll longer (that poll's ``drain`` finds
@@ -211,7 +211,7 @@ class Leader:
     resign_requested: bool = False
     volatile_voters: Optional[VoterSet] = None
     requested_kraft_version: Optional[int] = None
-    unwritten: tuple[Any, ...] = ()
+    unwritten: tuple[tuple[Any, ...], ...] = ()
     lingering: tuple[Any, ...] = ()
     role = raft_rules.LEADER
 

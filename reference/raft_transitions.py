@@ -144,15 +144,18 @@ def leader_resigns(state: Leader, now: int, shutting_down: bool) -> bool:
                                                        and raft_leader.check_quorum_expired(state, now))
 
 
-def leader_append(node: RaftNode, records: tuple[Any, ...], now: int, out: Outputs) -> RaftNode:
-    """``appendAsLeader`` + ``flushLeaderLog``: the leader's end offset counts once flushed; parked fetches retry. A
-    kraft.version 1 leader reads the control records it wrote (``partitionState.updateState``), and its replica states
-    and high watermark follow the voter set in force (:func:`raft_leader.update_local_state`, §3.14). A high watermark
-    the flush moved answers the committed voter change before the parked fetches (Kafka 4.3 ``KafkaRaftClient``
+def leader_append(node: RaftNode, batches: tuple[tuple[Any, ...], ...], now: int, out: Outputs) -> RaftNode:
+    """``maybeAppendBatches``: each batch ``appendAsLeader``, then one ``flushLeaderLog``: the leader's end offset
+    counts once flushed; parked fetches retry. A kraft.version 1 leader reads the control records it wrote
+    (``partitionState.updateState``), and its replica states and high watermark follow the voter set in force
+    (:func:`raft_leader.update_local_state`, §3.14). A high watermark the flush moved answers the committed voter change before the parked fetches (Kafka 4.3 ``KafkaRaftClient``
     ``updateLeaderEndOffsetAndTimestamp``: :func:`on_update_leader_high_watermark`)."""
     high_watermark = node.state.high_watermark
-    log = raft_log.flush(raft_log.append_as_leader(node.log, records, node.state.epoch))
-    if node.dynamic is None and not any(raft_voter_history.is_control_record(r) for r in records):
+    log = node.log
+    for records in batches:
+        log = raft_log.append_as_leader(log, records, node.state.epoch)
+    log = raft_log.flush(log)
+    if node.dynamic is None and not any(raft_voter_history.is_control_record(r) for b in batches for r in b):
         node = evolve(node, log=log, state=raft_leader.update_local_end_offset(node.state, log.end_offset))
     else:  # a static leader's upgrade starts its control-record state machine (§3.15)
         node = evolve(node, log=log)

@@ -589,22 +589,30 @@ ClientAppend(n) ==
 (* §3.2 QuorumState.initialize after a crash: unflushed entries and soft state are lost; a leader restarts *)
 (* Resigned, a node that voted for itself Candidate, a node with a known leader Follower. A Prospective's  *)
 (* leader and vote are those of its quorum-state file (transitionToProspective is not durable). The log      *)
-(* recovers from its snapshots and the flushed records: with none flushed past the log start it is its latest  *)
-(* snapshot (raft_log.recover, KIP-630); the log's high watermark is 0 (MockLog.reopen).                       *)
+(* keeps its snapshots and its flushed records, and its high watermark is 0 (MockLog.reopen); a latest snapshot *)
+(* past what survived (by the last surviving record's epoch, UnifiedLog.latestEpoch) replaces it, as            *)
+(* KafkaRaftLog.createLog's truncateToLatestSnapshot does (raft_log.recover, KIP-630): the log starts and ends,   *)
+(* flushed, at the snapshot, older snapshots are forgotten and the snapshot's end is the log's high watermark.    *)
+SnapshotReplaces(s, kept, from) == s[2] > LastEpoch(kept) \/ (s[2] = LastEpoch(kept) /\ s[1] > from + Len(kept))
+
 Crash(n) ==
     /\ faults < MaxFaults
     /\ faults' = faults + 1
-    /\ logHw' = [logHw EXCEPT ![n] = 0]
-    /\ IF snaps[n] # {} /\ flushed[n] <= start[n]
-       THEN /\ log' = [log EXCEPT ![n] = <<>>]
-            /\ start' = [start EXCEPT ![n] = Latest(n)[1]]
-       ELSE /\ log' = [log EXCEPT ![n] = Prefix(log[n], flushed[n] - start[n])]
-            /\ UNCHANGED start
+    /\ LET kept == IF flushed[n] <= start[n] THEN <<>> ELSE Prefix(log[n], flushed[n] - start[n])
+       IN IF snaps[n] # {} /\ SnapshotReplaces(Latest(n), kept, start[n])
+          THEN /\ log' = [log EXCEPT ![n] = <<>>]
+               /\ start' = [start EXCEPT ![n] = Latest(n)[1]]
+               /\ snaps' = [snaps EXCEPT ![n] = {Latest(n)}]
+               /\ flushed' = [flushed EXCEPT ![n] = Latest(n)[1]]
+               /\ logHw' = [logHw EXCEPT ![n] = Latest(n)[1]]
+          ELSE /\ log' = [log EXCEPT ![n] = kept]
+               /\ logHw' = [logHw EXCEPT ![n] = 0]
+               /\ UNCHANGED <<start, snaps, flushed>>
     /\ IF leader[n] = n THEN Become(n, "Resigned", epoch[n], n, NoNode, {}, -1)
        ELSE IF voted[n] = n THEN Become(n, "Candidate", epoch[n], NoNode, n, {n}, -1)
        ELSE IF leader[n] # NoNode THEN Become(n, "Follower", epoch[n], leader[n], voted[n], {}, -1)
        ELSE Become(n, "Unattached", epoch[n], NoNode, voted[n], {}, -1)
-    /\ UNCHANGED <<flushed, msgs, committed, timeouts, snaps, snapshots>>
+    /\ UNCHANGED <<msgs, committed, timeouts, snapshots>>
 
 (* The network loses a message, or delivers it twice. *)
 LoseMessage(m) ==

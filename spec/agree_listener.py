@@ -135,7 +135,7 @@ def successors(state: ExploredState, constants: Mapping[str, TlaValue]) -> Itera
     yield from _high_watermarks(state)
     if isinstance(node.state, (Leader, Follower)) and node.log.end_offset < int(constants["MaxLog"]):
         if isinstance(node.state, Leader):
-            appended = raft_transitions.leader_append(node, (DATA,), 0, [])
+            appended = raft_transitions.leader_append(node, ((DATA,),), 0, [])
         else:
             entry = LogEntry(epoch=node.state.epoch, record=DATA)
             appended = evolve(node, log=raft_log.flush(raft_log.append_as_follower(node.log, (entry,))))

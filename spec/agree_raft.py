@@ -269,11 +269,11 @@ def _node_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Ite
 
 
 def _snapshot_moves(state: ExploredState, index: int, bounds: dict[str, int]) -> Iterator[Step[ExploredState]]:
-    """``HandleCreateSnapshot`` at the log's high watermark (``raft_snapshot._log_high_watermark``: the state's if
+    """``HandleCreateSnapshot`` at the log's high watermark (``raft_snapshot.log_high_watermark``: the state's if
     known, else the last the log was given) and ``DeleteBeforeSnapshot`` to each snapshot past the log start within
     it; an input the reference refuses (``InvalidSnapshotError``) is no step, so the spec's shows as a difference."""
     node = state.nodes[index]
-    n, hw, log = node.local_id, raft_snapshot._log_high_watermark(node), node.log
+    n, hw, log = node.local_id, raft_snapshot.log_high_watermark(node), node.log
     if state.snapshots < bounds["MaxSnapshots"] and hw > log.start_offset:
         op = CreateSnapshot(end_offset=hw, epoch=log.entries[hw - 1 - log.start_offset].epoch, size=SNAPSHOT_SIZE)
         if raft.snapshot_created(node, op):

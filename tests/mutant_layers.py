@@ -49,7 +49,7 @@ def scenario_failures(module: ModuleType) -> list[str]:
         for args in _calls(function):
             try:
                 function(*args)
-            except Exception:  # any failure of the scenario counts as caught
+            except (Exception, pytest.fail.Exception):  # any failure counts as caught, a failed pytest.raises too
                 failed.append(name)
                 break
     return failed

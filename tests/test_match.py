@@ -25,7 +25,8 @@ LEADER_CHANGE = LeaderChangeMessage(leader_id=1, voters=(1, 2, 3), granting_vote
 
 
 def _entry(entry: LogEntry) -> Any:
-    return {"epoch": entry.epoch, "record": Tagged(entry.record)} if type(entry.record) is LeaderChangeMessage else entry
+    record = Tagged(entry.record) if type(entry.record) is LeaderChangeMessage else entry.record
+    return {"epoch": entry.epoch, "record": record}
 
 
 VALUES = {

@@ -1559,7 +1559,7 @@ def test_lone_voter_elected_by_its_poll_writes_its_records_at_the_next_poll() ->
     assert node.voters == {LOCAL} and node.log.end_offset == 1
     node, _ = raft.step(node, Tick(), node.state.fetch_deadline)
     assert isinstance(node.state, Leader) and node.state.epoch == 4 and node.log.end_offset == 1
-    assert isinstance(node.state.unwritten[0], LeaderChangeMessage)
+    assert isinstance(node.state.unwritten[0][0], LeaderChangeMessage)
     node, _ = raft.step(node, Tick(), node.state.check_quorum_deadline - 1)
     assert node.state.unwritten == () and entries(node)[1] == LeaderChangeMessage(leader_id=LOCAL, voters=(LOCAL,),
                                                                                  granting_voters=(LOCAL,))

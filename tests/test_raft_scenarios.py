@@ -294,7 +294,7 @@ def test_initialize_single_member_quorum() -> None:
     node = make_node((LOCAL,))
     assert isinstance(node.state, Leader) and node.state.epoch == 1 and node.state.local_id == LOCAL
     assert (node.stored.epoch, node.stored.leader_id) == (1, LOCAL)
-    assert node.log.end_offset == 0 and isinstance(node.state.unwritten[0], LeaderChangeMessage)
+    assert node.log.end_offset == 0 and isinstance(node.state.unwritten[0][0], LeaderChangeMessage)
     node, _ = raft.step(node, Tick(), 0)
     assert node.log.end_offset == 1 and node.log.entries[0].epoch == 1 and node.state.unwritten == ()
 
@@ -321,7 +321,7 @@ def test_restarted_lone_leader_writes_its_leader_change_at_its_first_poll() -> N
     watermark; its LeaderChange is written by the first poll after (``pollLeader``: ``maybeAppendBatches``)."""
     node, _ = raft.step(make_node((LOCAL,)), Tick(), 0)
     node, _ = raft.step(node, Append(records=("a", "b")), 0)
-    node, _ = raft.step(node, CreateSnapshot(end_offset=2, epoch=1, size=100), 0)
+    node, _ = raft.step(node, CreateSnapshot(end_offset=3, epoch=1, size=100), 0)
     node = raft.restart(node, 10)
     assert isinstance(node.state, Leader) and node.state.epoch == 2
     assert node.log.end_offset == 3 and node.state.high_watermark == -1 and node.log.snapshots

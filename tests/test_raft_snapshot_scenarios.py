@@ -3,9 +3,9 @@
 Each test is named after the Kafka test it transcribes (its ``withKip853Rpc`` variants are one: kraft.version 1 is
 not modelled; where one test stands for two, its docstring names both); all 41 are here. Timeouts follow
 ``RaftClientTestContext`` as in ``tests/test_raft_scenarios.py``; jitter 0. Kafka's tests append several records in
-one batch; here each entry is a batch (``raft_log``), which none of these relies on but the last case (batch
-alignment) of ``testCreateSnapshotAsLeaderWithInvalidSnapshotId`` and of
-``testCreateSnapshotAsFollowerWithInvalidSnapshotId``, left out. Snapshots hold no bytes here, only a size: Kafka's checks of a snapshot's records are left out, the listener's
+one batch; so does the reference (``LogEntry.starts_batch``), which the last case (batch alignment) of
+``testCreateSnapshotAsLeaderWithInvalidSnapshotId`` and of ``testCreateSnapshotAsFollowerWithInvalidSnapshotId``
+relies on; elsewhere ``appended`` writes one record per batch, which none of them tells apart. Snapshots hold no bytes here, only a size: Kafka's checks of a snapshot's records are left out, the listener's
 view (``ListenerView.loaded_snapshot``) tells which snapshot it was handed.
 """
 
@@ -59,6 +59,11 @@ def caught_up(node: raft.RaftNode, now: int = 0) -> raft.RaftNode:
                             now)
     assert node.state.high_watermark == node.log.end_offset
     return node
+
+
+def batch(epoch: int, *records: str) -> tuple[LogEntry, ...]:
+    """``RaftClientTestContext.buildBatch``: the records as one batch of ``epoch``."""
+    return tuple(LogEntry(epoch=epoch, record=r, starts_batch=i == 0) for i, r in enumerate(records))
 
 
 def appended(node: raft.RaftNode, *records: str) -> raft.RaftNode:
@@ -247,7 +252,7 @@ def test_create_snapshot_as_leader_with_invalid_snapshot_id() -> None:
     node = leader((0, 1), 3, log_of_epochs([2, 2, 2]))
     with pytest.raises(InvalidSnapshotError, match="greater than the high-watermark"):
         raft.step(node, CreateSnapshot(end_offset=4, epoch=2, size=1), 0)
-    node = appended(caught_up(node), "d", "e", "f")
+    node, _ = raft.step(caught_up(node), Append(records=("d", "e", "f")), 0)
     assert node.log.end_offset == node.state.high_watermark + 3 == 7
     with pytest.raises(InvalidSnapshotError, match="greater than the high-watermark"):
         raft.step(node, CreateSnapshot(end_offset=7, epoch=3, size=1), 0)
@@ -255,6 +260,11 @@ def test_create_snapshot_as_leader_with_invalid_snapshot_id() -> None:
         raft.step(node, CreateSnapshot(end_offset=4, epoch=4, size=1), 0)
     with pytest.raises(InvalidSnapshotError, match="not valid according to the log"):
         raft.step(node, CreateSnapshot(end_offset=4, epoch=2, size=1), 0)
+    node = caught_up(node)
+    with pytest.raises(InvalidSnapshotError, match=r"^Cannot create snapshot at offset \(6\) because it is not batch "
+                                                   r"aligned. The batch containing the requested offset has a base "
+                                                   r"offset of \(4\)$"):
+        raft.step(node, CreateSnapshot(end_offset=6, epoch=3, size=1), 0)
 
 
 def test_create_snapshot_below_log_start_or_twice_gives_no_writer() -> None:
@@ -271,6 +281,33 @@ def test_restart_recovers_from_the_snapshot_and_the_log() -> None:
     restarted = raft.restart(node, 100)
     assert restarted.log.start_offset == 6 and restarted.log.entries == node.log.entries
     assert restarted.log.latest_snapshot.id == (6, 2) and restarted.state.epoch == 5
+
+
+def test_restart_replaces_the_log_with_a_latest_snapshot_past_what_survived() -> None:
+    """Not one of Kafka's tests (tests/test_kafka_raft_restart_snapshot.py runs it against Kafka): the production log
+    runs ``truncateToLatestSnapshot`` when opened (``KafkaRaftLog.createLog``). Records 0-7 of epoch 1, flushed to 4,
+    snapshots (3, 1) and (6, 1): the log starts and ends at 6, holds (6, 1) only and its high watermark is 6; with
+    7 flushed the log stays as it survived."""
+    log = evolve(raft_log.log_of_epochs([1] * 8, flushed=False), flushed_end_offset=4, high_watermark=8)
+    for end in (3, 6):
+        log = raft_log.freeze_snapshot(log, Snapshot(end_offset=end, epoch=1, size=1))
+    recovered = raft_log.recover(log)
+    assert (recovered.start_offset, recovered.end_offset, recovered.high_watermark) == (6, 6, 6)
+    assert [s.id for s in recovered.snapshots] == [(6, 1)] and recovered.flushed_end_offset == 6
+    kept = raft_log.recover(evolve(log, flushed_end_offset=7))
+    assert (kept.start_offset, kept.end_offset, kept.high_watermark, len(kept.snapshots)) == (0, 7, 0, 2)
+
+
+def test_restart_keeps_the_records_of_the_snapshots_epoch_after_it() -> None:
+    """The production log judges by its last record's epoch (``UnifiedLog.latestEpoch``): a log loaded from snapshot
+    (2, 1) that then appended record 2 of epoch 1 keeps it, though the epoch cache (as ``MockLog``'s) has no entry for
+    an epoch equal to the snapshot's (found by ``kraftspec agree raft`` under logs of two records)."""
+    loaded = raft_log.RaftLog(start_offset=2, flushed_end_offset=2, last_fetched_epoch=1,
+                              snapshots=(Snapshot(end_offset=2, epoch=1, size=1),), high_watermark=2)
+    log = raft_log.flush(raft_log.append_as_follower(loaded, (LogEntry(epoch=1, record="a"),)))
+    assert log.epoch_cache == ()
+    recovered = raft_log.recover(log)
+    assert (recovered.start_offset, recovered.end_offset, recovered.entries) == (2, 3, log.entries)
 
 
 def test_follower_refuses_fetched_batches_of_a_later_epoch() -> None:
@@ -469,8 +506,8 @@ def test_fetch_snapshot_request_cluster_id_validation() -> None:
 
 
 def test_create_snapshot_as_follower_with_invalid_snapshot_id() -> None:
-    """A follower's snapshot: not past its high watermark (0 while unknown), and its id must be valid in its log.
-    Kafka's last case (an id inside a batch of three records) is left out: each entry is a batch here."""
+    """A follower's snapshot: not past its high watermark (0 while unknown), its id must be valid in its log, and
+    it must start a batch (the last case: an id inside the fetched batch of three records)."""
     node = follower((0, 1, 2), 5, 1, log_of_epochs([1]))
     assert node.state.high_watermark == -1
     with pytest.raises(InvalidSnapshotError, match=r"\(1, 1\) greater than the high-watermark \(0\)"):
@@ -478,20 +515,24 @@ def test_create_snapshot_as_follower_with_invalid_snapshot_id() -> None:
     node, out = raft.step(node, Tick(), 0)
     assert (answer(out, FetchRequest).fetch_offset, answer(out, FetchRequest).last_fetched_epoch) == (1, 1)
     node, out = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=0,
-                                               records=(LogEntry(epoch=3, record="b"), LogEntry(epoch=3, record="c"))),
+                                               records=batch(3, "b", "c")),
                         0)
     assert node.state.high_watermark == 0
     with pytest.raises(InvalidSnapshotError, match=r"\(1, 5\) greater than the high-watermark \(0\)"):
         raft.step(node, CreateSnapshot(end_offset=1, epoch=5, size=1), 0)
     assert (answer(out, FetchRequest).fetch_offset, answer(out, FetchRequest).last_fetched_epoch) == (3, 3)
     node, _ = respond(node, 1, FetchResponse(source=1, leader_epoch=5, leader_id=1, high_watermark=6,
-                                             records=tuple(LogEntry(epoch=4, record=r) for r in "def")), 0)
+                                             records=batch(4, "d", "e", "f")), 0)
     assert node.state.high_watermark == 6
     with pytest.raises(InvalidSnapshotError, match="not valid according to the log"):
         raft.step(node, CreateSnapshot(end_offset=6, epoch=6, size=1), 0)
     assert raft_log.end_offset_for_epoch(node.log, 3) == (3, 3)
     with pytest.raises(InvalidSnapshotError, match="not valid according to the log"):
         raft.step(node, CreateSnapshot(end_offset=6, epoch=3, size=1), 0)
+    assert raft_log.end_offset_for_epoch(node.log, 4) == (4, 6)
+    with pytest.raises(InvalidSnapshotError, match=r"offset \(5\) because it is not batch aligned. The batch "
+                                                   r"containing the requested offset has a base offset of \(3\)$"):
+        raft.step(node, CreateSnapshot(end_offset=5, epoch=4, size=1), 0)
 
 
 @pytest.mark.parametrize("entire_log", [True, False])

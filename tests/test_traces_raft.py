@@ -105,7 +105,8 @@ LEADER = raft_trace(
     {"input": {"action": "append", "now": 30, "records": ["y", 7]},
      "output": {"response": {"sends": [], "last_offset": 2}},
      "post": {"log_end_offset": 3, "log": [{"epoch": 1, "record": {**LEADER_CHANGE, "version": 0}},
-                                           {"epoch": 1, "record": "y"}, {"epoch": 1, "record": 7}]}},
+                                           {"epoch": 1, "record": "y"},
+                                           {"epoch": 1, "record": 7, "starts_batch": False}]}},
     {"input": {"action": "resign", "epoch": 1, "now": 40},  # the poll after resign() resigns (Kafka's pollLeader)
      "output": {"response": {"sends": []}}, "post": {"role": "Resigned"}},
     {"input": {"action": "tick", "now": 45},  # and the next one sends EndQuorumEpoch (pollResigned)
@@ -152,6 +153,10 @@ def test_a_follower_that_does_not_truncate_is_flagged_at_the_diverging_fetch() -
     (lambda s: s[2]["output"]["response"].update(last_offset=3), "response.last_offset"),
     (lambda s: s[0]["output"]["response"]["sends"].pop(), "response.sends[2]"),
     (lambda s: s[4]["post"].update(role="Leader"), "post.role"),
+    # fields stated only away from their default: a difference there diverges (it is no misspelt field)
+    (lambda s: s[1]["output"]["response"]["sends"][0].update(snapshot_id=[1, 1]), "response.sends[0].snapshot_id"),
+    (lambda s: s[2]["post"]["log"][1].update(starts_batch=False), "post.log[1].starts_batch"),
+    (lambda s: s[2]["post"]["log"][2].pop("starts_batch"), "post.log[2].starts_batch"),
 ])
 def test_a_wrong_send_of_the_leader_is_flagged_at_its_step(change: Any, path: str) -> None:
     wrong = copy.deepcopy(LEADER)

@@ -1,8 +1,8 @@
 """Raft traces recorded from TLC's state graph of ``KRaftVoters.tla`` (``kraftspec generate tla --component voters``):
 reproduced from the seed by the command, conformant as bundled, every edge out of a walked state made by a raft input
 but the ones ``voters_tla.LEFT_OUT`` names, the spec's log stated and checked after each edge, and flagged under the
-voter-change mutants that show in one leader's log and answers. Needs Java (TLC). ``kraftspec check --with-tlc`` does
-not judge these traces by ``KRaftVoters.tla`` yet (they go to ``KRaftQuorumTrace``)."""
+voter-change mutants that show in one leader's log and answers. Needs Java (TLC). ``kraftspec check --with-tlc``
+judges them by ``KRaftVotersTrace.tla``: it accepts every step of the bundle and refuses wrong ones."""
 
 from __future__ import annotations
 
@@ -154,3 +154,81 @@ def test_snapshots_are_recorded_under_the_snapshots_cfg() -> None:
     trace = recorder.trace(to_fetched, "fetched", {})
     assert [s.action for s in trace.steps][-2:] == ["fetch_response", "fetch_snapshot_response"]
     assert dict(fetched.key)["log"] == () and replay(trace).conformant and not recorder.ended
+
+
+def test_tlc_accepts_every_step_of_the_bundle() -> None:
+    """``kraftspec check --with-tlc``: the bundle goes to ``KRaftVotersTrace`` (not ``KRaftQuorumTrace``) and TLC
+    explains every step of every trace (about 6 s for the 302 traces)."""
+    from kraftspec.spec import trace_validation
+    from kraftspec.traces.replay.tlc_validate import check_with_tlc
+
+    bundled = _bundled()
+    (chosen,) = [m for m in trace_validation.MODULES["raft"] if m.spec == "KRaftVoters"]
+    assert all(chosen.encode(t, chosen.bounds()).cut is None for t in bundled)  # every step in its vocabulary
+    out = io.StringIO()
+    assert check_with_tlc([str(BUNDLE)], False, out) == EXIT_OK, out.getvalue()[-2000:]
+    assert out.getvalue().splitlines()[-1].endswith(
+        f"reference and spec: {len(bundled)} agree, 0 disagree, 0 not judged by the spec (outside its bounds)")
+    assert out.getvalue().count("accepted by the spec") == len(bundled)
+
+
+def _wrong_upgrade(trace: Trace) -> tuple[Trace, int]:
+    """The trace cut after its upgrade to kraft.version 1, whose VotersRecord now names no directory id."""
+    index = next(i for i, s in enumerate(trace.steps) if s.action == "upgrade_kraft_version")
+    step = trace.steps[index]
+    assert step.post is not None
+    last = step.post["log"][-1]
+    told = {**last, "record": {**last["record"], "voters": [{**v, "directory_id": None}
+                                                             for v in last["record"]["voters"]]}}
+    post = {**step.post, "log": [*step.post["log"][:-1], told]}
+    return replace(trace, steps=trace.steps[:index] + (replace(step, post=post),)), index
+
+
+def _wrong_removal(trace: Trace) -> tuple[Trace, int]:
+    """The trace cut after its first removal, which now removes another voter (the stated post-state unchanged)."""
+    from kraftspec.spec.agree_voters import directory_id
+
+    index = next(i for i, s in enumerate(trace.steps) if s.action == "remove_raft_voter_request")
+    step = trace.steps[index]
+    assert step.post is not None
+    other = min(v["id"] for v in step.post["log"][-1]["record"]["voters"])
+    request = replace(step.input["message"], voter_id=other, voter_directory_id=directory_id(other))
+    return replace(trace, steps=trace.steps[:index] + (replace(step, input={**step.input, "message": request}),)), \
+        index
+
+
+def _recorded(trace: Trace) -> Trace:
+    """The trace's inputs replayed through the reference as it is bound now, each stated post-state restated as the
+    reference has it (up to an input it refuses)."""
+    from kraftspec.traces.replay import raft as raft_replay
+
+    node, clock, steps = raft_replay.initial(trace), 0, []
+    for step in trace.steps:
+        try:
+            node, clock, _, _ = raft_replay.run(node, clock, step)
+        except (RuntimeError, ValueError):
+            break
+        steps.append(step if step.post is None else replace(step, post=raft_replay.observe(node, clock, step.post)))
+    return replace(trace, steps=tuple(steps))
+
+
+def test_tlc_refuses_a_wrong_post_state_a_changed_step_and_a_mutant_recording() -> None:
+    """A stated post-state the spec never reaches and a step changed under its post-state are rejected by TLC at that
+    step (the reference diverges at the same step: they agree); so is every bundled trace whose post-states change when
+    recorded under ``voters_committed_at_own_offset``, at its first changed step (a leader that removed itself resigns
+    before its VotersRecord commits)."""
+    from kraftspec.spec.trace_validation import validate
+
+    bundled = _bundled()
+    wrong = [_wrong_upgrade(next(t for t in bundled if any(s.action == "upgrade_kraft_version" for s in t.steps))),
+             _wrong_removal(next(t for t in bundled if any(s.action == "remove_raft_voter_request" for s in t.steps)))]
+    with mutants.get("voters_committed_at_own_offset").applied():
+        mutated = [(m, next(i for i, (a, b) in enumerate(zip(m.steps, t.steps)) if a != b))
+                   for t in bundled for m in [_recorded(t)] if m != t]
+    assert mutated
+    verdicts = validate([bad for bad, _ in wrong + mutated])
+    assert [(v.outcome, v.step) for v in verdicts[:len(wrong)]] == [("rejected", at) for _, at in wrong]
+    for bad, at in wrong:
+        divergence = replay(bad).divergence
+        assert divergence is not None and divergence.step == at
+    assert [(v.outcome, v.step) for v in verdicts[len(wrong):]] == [("rejected", at) for _, at in mutated]

@@ -225,22 +225,30 @@ def encode_record_value(value: Any) -> Any:
 
 
 def decode_entries(value: object, path: str) -> tuple[LogEntry, ...]:
-    """Log entries ``[{"epoch", "record"}]`` (§3.7)."""
+    """Log entries ``[{"epoch", "record", "starts_batch"?}]`` (§3.7); ``starts_batch: false`` continues the batch of
+    the entry before, in the same epoch."""
     if not isinstance(value, list):
         raise TraceError(f"{path}: expected an array of log entries")
-    entries = []
+    entries: list[LogEntry] = []
     for i, item in enumerate(value):
         where = f"{path}[{i}]"
-        if not isinstance(item, dict) or not {"epoch", "record"}.issuperset(item):
-            raise TraceError(f"{where}: expected an object with fields epoch, record")
+        if not isinstance(item, dict) or not {"epoch", "record", "starts_batch"}.issuperset(item):
+            raise TraceError(f"{where}: expected an object with fields epoch, record and optionally starts_batch")
         record = decode_record_value(item.get("record"), f"{where}.record")
-        entries.append(LogEntry(epoch=require(item, "epoch", int, where), record=record))
+        entry = LogEntry(epoch=require(item, "epoch", int, where), record=record,
+                         starts_batch=require(item, "starts_batch", bool, where) if "starts_batch" in item else True)
+        if not entry.starts_batch and (not entries or entries[-1].epoch != entry.epoch):
+            raise TraceError(f"{where}.starts_batch: false continues a batch, which needs an entry before it in the "
+                             f"same epoch")
+        entries.append(entry)
     return tuple(entries)
 
 
 def encode_entries(entries: tuple[LogEntry, ...]) -> list[dict[str, Any]]:
-    """The JSON of log entries."""
-    return [{"epoch": e.epoch, "record": encode_record_value(e.record)} for e in entries]
+    """The JSON of log entries (``starts_batch`` only on an entry that continues a batch)."""
+    return [{"epoch": e.epoch, "record": encode_record_value(e.record)} | ({} if e.starts_batch else
+                                                                             {"starts_batch": False})
+            for e in entries]
 
 
 def decode_message(cls: type, value: object, path: str) -> Any:

@@ -32,10 +32,11 @@ class Unusual(ValueError):
 
 
 class _Entry(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """A log entry ``{"epoch", "record"}`` (a record absent reads as null)."""
+    """A log entry ``{"epoch", "record", "starts_batch"}`` (a record absent reads as null)."""
 
     epoch: int
     record: Any = None
+    starts_batch: bool = True
 
 
 def _json_type(tp: Any) -> Any:
@@ -107,6 +108,14 @@ def _error_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if hints[f.name] is Errors)
 
 
+def _entries(given: list[_Entry]) -> tuple[LogEntry, ...]:
+    """Log entries; one continuing a batch with no entry of its epoch before it is left to the checked decoder."""
+    for before, entry in zip([None, *given], given):
+        if not entry.starts_batch and (before is None or before.epoch != entry.epoch):
+            raise Unusual("a batch continued across epochs")
+    return tuple([LogEntry(epoch=e.epoch, record=_record(e.record), starts_batch=e.starts_batch) for e in given])
+
+
 def _message(cls: type, given: msgspec.Struct) -> Any:
     """The reference's message of ``cls`` from the fields ``given`` states (its defaults for the others)."""
     fields = {name: value for name, value in msgspec.structs.asdict(given).items() if value is not _UNSET}
@@ -114,7 +123,7 @@ def _message(cls: type, given: msgspec.Struct) -> Any:
         if name in fields:
             fields[name] = _error(fields[name])
     if "records" in fields:  # a fetch response's log entries
-        fields["records"] = tuple([LogEntry(epoch=e.epoch, record=_record(e.record)) for e in fields["records"]])
+        fields["records"] = _entries(fields["records"])
     if "control_records" in fields:  # a FetchSnapshot chunk's control records
         fields["control_records"] = tuple([_control_record(r) for r in fields["control_records"]])
     if cls in RESPONSES and fields.get("correlation_id") is None:

@@ -31,7 +31,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Generic, Mapping, Optional, Sequence, TypeVar
 
 from kraftspec.models.raft import CONFIG, DIRECTORY_IDS, MAX_IN_FLIGHT, NODES, VOTERS, restarted
-from kraftspec.reference import raft, raft_state
+from kraftspec.reference import raft, raft_snapshot, raft_state
 from kraftspec.reference.errors import Errors
 from kraftspec.reference.raft_messages import (
     AddRaftVoterRequest,
@@ -537,10 +537,11 @@ class _Quorum(SimulatedQuorum[Send]):
                                    observe(self.nodes[n], self.now, self.post_fields)))
 
     def snapshot(self, n: int) -> None:
-        """Node ``n``'s state machine snapshots what it knows committed: an id at its high watermark, in the epoch of
-        the record before it (nothing when it knows no committed record past its log start, or is stopped)."""
+        """Node ``n``'s state machine snapshots what it knows committed: an id at its log's high watermark
+        (``raft_snapshot.log_high_watermark``: a new or resigned leader's too), in the epoch of the record before it
+        (nothing when it knows no committed record past its log start, or is stopped)."""
         node = self.nodes[n]
-        hw = getattr(node.state, "high_watermark", -1)
+        hw = raft_snapshot.log_high_watermark(node)
         if self.stopped(n) or hw <= node.log.start_offset:
             return
         epoch = node.log.entries[hw - 1 - node.log.start_offset].epoch
@@ -552,7 +553,7 @@ class _Quorum(SimulatedQuorum[Send]):
         node = self.nodes[n]
         latest = node.log.latest_snapshot
         if (self.stopped(n) or latest is None or latest.end_offset <= node.log.start_offset
-                or latest.end_offset > max(getattr(node.state, "high_watermark", -1), 0)):
+                or latest.end_offset > raft_snapshot.log_high_watermark(node)):
             return
         self.take(n, DeleteBeforeSnapshot(end_offset=latest.end_offset, epoch=latest.epoch))
 

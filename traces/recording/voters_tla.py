@@ -206,8 +206,8 @@ def _voters_record(spec_record: Mapping[str, Any]) -> raft_voters.VotersRecord:
 
 
 def _stated_log(state: Mapping[str, Any], node: raft.RaftNode) -> list[dict[str, Any]]:
-    """The spec's log as trace entries; the spec abstracts each record's epoch and the LeaderChange record's voters,
-    which are the node's (the data record is :data:`DATA`)."""
+    """The spec's log as trace entries, in the spec's batches (``batchStart``); the spec abstracts each record's epoch
+    and the LeaderChange record's voters, which are the node's (the data record is :data:`DATA`)."""
     entries = []
     for spec_record, entry in zip(state["log"], node.log.entries):
         kind = spec_record["type"]
@@ -219,7 +219,8 @@ def _stated_log(state: Mapping[str, Any], node: raft.RaftNode) -> list[dict[str,
             value = entry.record
         else:
             value = DATA
-        (encoded,) = encode_entries((LogEntry(epoch=entry.epoch, record=value),))
+        (encoded,) = encode_entries((LogEntry(epoch=entry.epoch, record=value,
+                                              starts_batch=spec_record["batchStart"]),))
         entries.append({**encoded, "record": encode_record_value(value)})
     return entries
 

@@ -125,13 +125,18 @@ def _projected(sends: tuple[dict[str, Any], ...], stated: Any) -> tuple[dict[str
 
 def _stated_entry(entry: LogEntry) -> Any:
     """A log entry as a trace states it (:func:`encode_entries`): a leader-change record also names its type, a
-    kraft.version 1 control record is its JSON (``encode_record_value``)."""
+    kraft.version 1 control record is its JSON (``encode_record_value``), and an entry that continues a batch says
+    so (``starts_batch``)."""
     kind = type(entry.record)
     if kind is LeaderChangeMessage:
-        return {"epoch": entry.epoch, "record": Tagged(entry.record)}
-    if kind is VotersRecord or kind is KRaftVersionRecord:
-        return {"epoch": entry.epoch, "record": encode_record_value(entry.record)}
-    return entry
+        stated = {"epoch": entry.epoch, "record": Tagged(entry.record)}
+    elif kind is VotersRecord or kind is KRaftVersionRecord:
+        stated = {"epoch": entry.epoch, "record": encode_record_value(entry.record)}
+    else:
+        stated = {"epoch": entry.epoch, "record": entry.record}
+    if not entry.starts_batch:
+        stated["starts_batch"] = False
+    return stated
 
 
 def _stated_send(send: Send) -> dict[str, Any]:

@@ -42,10 +42,12 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.Readable;
 import org.apache.kafka.common.protocol.Writable;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.BaseRecords;
 import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.ControlRecordUtils;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.Records;
@@ -72,12 +74,14 @@ import java.util.Map;
 
 /**
  * Translation between kraftspec's raft trace vocabulary ({@code kraftspec.reference.raft_messages}: snake_case
- * fields, error names, log entries {@code {"epoch", "record"}}) and Kafka's RPC data classes and record batches.
+ * fields, error names, log entries {@code {"epoch", "record"}}, where {@code "starts_batch": false} puts an entry in
+ * the batch of the entry before it) and Kafka's RPC data classes and record batches.
  * No Kafka logic lives here: only field-for-field copies, and the stand-ins a trace leaves open (a node without a
  * directory id or cluster id, see {@link KraftspecRaftSession}).
  *
  * <p>Data records are JSON values (a string, an integer or null); Kafka's client carries each as its JSON text
- * ({@link #SERDE}). A control record is Kafka's {@code LeaderChangeMessage} control batch.
+ * ({@link #SERDE}). A control record (an object: {@code LeaderChangeMessage}, {@code KRaftVersionRecord} or
+ * {@code VotersRecord}) sits in a control batch.
  */
 final class KraftspecRaftMessages {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -237,38 +241,91 @@ final class KraftspecRaftMessages {
     }
 
     // ------------------------------------------------------------------------------------------
-    // log entries <-> record batches (one batch per entry)
+    // log entries <-> record batches (a batch runs from an entry that starts one up to the next such entry)
 
-    static MemoryRecords entryBatch(JsonNode entry, long offset, long timestamp, String path) {
-        int epoch = entry.path("epoch").asInt();
+    /** Whether a log entry starts a batch: it does unless it states {@code "starts_batch": false}. */
+    static boolean startsBatch(JsonNode entry, String path) {
+        JsonNode flag = entry.get("starts_batch");
+        if (flag == null || flag.isNull()) return true;
+        if (!flag.isBoolean()) throw new HarnessError(path + ".starts_batch: expected true or false, not " + flag);
+        return flag.booleanValue();
+    }
+
+    /** A control record is stated as an object, a data record as any other JSON value. */
+    static boolean isControl(JsonNode entry) {
         JsonNode record = entry.get("record");
-        if (record != null && record.isObject()) {
-            String type = record.path("type").asText();
-            if (type.equals("KRaftVersionRecord")) {
-                KRaftVersionRecord message = new KRaftVersionRecord()
-                    .setVersion((short) intField(record, "version", 0))
-                    .setKRaftVersion((short) record.path("kraft_version").asInt());
-                return MemoryRecords.withKRaftVersionRecord(offset, timestamp, epoch, ByteBuffer.allocate(256),
-                    message);
+        return record != null && record.isObject();
+    }
+
+    /**
+     * The entries {@code from} (inclusive) to {@code to} (exclusive) as one batch at {@code offset}, of the first
+     * entry's epoch and kind; a later entry of another epoch or kind is a {@link HarnessError}, since one of Kafka's
+     * batches has a single leader epoch and is either a control batch or a data batch.
+     */
+    static MemoryRecords entriesBatch(JsonNode entries, int from, int to, long offset, long timestamp, String path) {
+        int epoch = entries.get(from).path("epoch").asInt();
+        boolean control = isControl(entries.get(from));
+        for (int i = from + 1; i < to; i++) {
+            JsonNode entry = entries.get(i);
+            if (entry.path("epoch").asInt() != epoch) {
+                throw new HarnessError(path + "[" + i + "]: continues a batch of epoch " + epoch + " with epoch "
+                    + entry.path("epoch").asInt() + " (a batch has one epoch)");
             }
-            if (type.equals("VotersRecord")) {
-                VotersRecord message = votersRecord(record.get("voters"), (short) intField(record, "version", 0),
-                    path + ".record.voters");
-                return MemoryRecords.withVotersRecord(offset, timestamp, epoch, ByteBuffer.allocate(1024), message);
+            if (isControl(entry) != control) {
+                throw new HarnessError(path + "[" + i + "]: continues a " + (control ? "control" : "data")
+                    + " batch with a " + (control ? "data" : "control") + " record (a batch holds one kind)");
             }
-            if (!type.equals("LeaderChangeMessage")) {
-                throw new HarnessError(path + ": unknown control record " + record);
+        }
+        return control ? controlBatch(entries, from, to, offset, timestamp, epoch, path)
+            : dataBatch(entries, from, to, offset, timestamp, epoch);
+    }
+
+    /** A data batch of the entries' records, each one's JSON text as a SimpleRecord's value. */
+    private static MemoryRecords dataBatch(JsonNode entries, int from, int to, long offset, long timestamp,
+                                           int epoch) {
+        SimpleRecord[] records = new SimpleRecord[to - from];
+        for (int i = from; i < to; i++) {
+            JsonNode record = entries.get(i).get("record");
+            String text = record == null ? "null" : record.toString();
+            records[i - from] = new SimpleRecord(timestamp, null, text.getBytes(StandardCharsets.UTF_8));
+        }
+        return MemoryRecords.withRecords(offset, Compression.NONE, epoch, records);
+    }
+
+    /**
+     * A control batch of the entries' records, built the way {@code LeaderState.appendStartOfEpochControlRecords}
+     * builds its one (a {@code MemoryRecordsBuilder} as {@code LeaderState.createControlRecordsBuilder} makes it,
+     * uncompressed, each record appended by the builder's control append for its type).
+     */
+    private static MemoryRecords controlBatch(JsonNode entries, int from, int to, long offset, long timestamp,
+                                              int epoch, String path) {
+        ByteBuffer buffer = ByteBuffer.allocate(1024); // the builder's stream grows past it when it must
+        try (MemoryRecordsBuilder builder = new MemoryRecordsBuilder(buffer, RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.NONE, TimestampType.CREATE_TIME, offset, timestamp, RecordBatch.NO_PRODUCER_ID,
+                RecordBatch.NO_PRODUCER_EPOCH, RecordBatch.NO_SEQUENCE, false, true, epoch, buffer.capacity())) {
+            for (int i = from; i < to; i++) {
+                appendControl(builder, entries.get(i).get("record"), timestamp, path + "[" + i + "]");
             }
-            LeaderChangeMessage message = new LeaderChangeMessage()
-                .setVersion((short) intField(record, "version", 0))
+            return builder.build();
+        }
+    }
+
+    /** One control record as {@code MemoryRecordsBuilder}'s append for its type writes it. */
+    private static void appendControl(MemoryRecordsBuilder builder, JsonNode record, long timestamp, String path) {
+        short version = (short) intField(record, "version", 0);
+        switch (record.path("type").asText()) {
+            case "KRaftVersionRecord" -> builder.appendKRaftVersionMessage(timestamp, new KRaftVersionRecord()
+                .setVersion(version)
+                .setKRaftVersion((short) record.path("kraft_version").asInt()));
+            case "VotersRecord" -> builder.appendVotersMessage(timestamp,
+                votersRecord(record.get("voters"), version, path + ".record.voters"));
+            case "LeaderChangeMessage" -> builder.appendLeaderChangeMessage(timestamp, new LeaderChangeMessage()
+                .setVersion(version)
                 .setLeaderId(record.path("leader_id").asInt())
                 .setVoters(voters(record.get("voters")))
-                .setGrantingVoters(voters(record.get("granting_voters")));
-            return MemoryRecords.withLeaderChangeMessage(offset, timestamp, epoch, ByteBuffer.allocate(256), message);
+                .setGrantingVoters(voters(record.get("granting_voters"))));
+            default -> throw new HarnessError(path + ": unknown control record " + record);
         }
-        String text = record == null ? "null" : record.toString();
-        return MemoryRecords.withRecords(offset, Compression.NONE, epoch,
-            new SimpleRecord(timestamp, null, text.getBytes(StandardCharsets.UTF_8)));
     }
 
     /**
@@ -337,15 +394,22 @@ final class KraftspecRaftMessages {
         return voters;
     }
 
-    /** Log entries as consecutive batches (one per entry) from {@code baseOffset}, in one MemoryRecords. */
+    /**
+     * Log entries as consecutive batches from {@code baseOffset}, in one MemoryRecords: the first entry starts a
+     * batch, and each later one starts another unless it continues the batch of the entry before it
+     * ({@link #startsBatch}).
+     */
     static MemoryRecords entriesAsRecords(JsonNode entries, long baseOffset, long timestamp, String path) {
         if (entries == null || entries.isNull() || entries.isEmpty()) return MemoryRecords.EMPTY;
         List<ByteBuffer> buffers = new ArrayList<>();
         int size = 0;
-        for (int i = 0; i < entries.size(); i++) {
-            ByteBuffer buffer = entryBatch(entries.get(i), baseOffset + i, timestamp, path + "[" + i + "]").buffer();
+        int from = 0;
+        for (int i = 1; i <= entries.size(); i++) {
+            if (i < entries.size() && !startsBatch(entries.get(i), path + "[" + i + "]")) continue;
+            ByteBuffer buffer = entriesBatch(entries, from, i, baseOffset + from, timestamp, path).buffer();
             buffers.add(buffer);
             size += buffer.remaining();
+            from = i;
         }
         ByteBuffer all = ByteBuffer.allocate(size);
         for (ByteBuffer b : buffers) all.put(b.duplicate());
@@ -405,12 +469,17 @@ final class KraftspecRaftMessages {
         }
     }
 
+    /** Records as log entries, each record of a batch but its first stating {@code "starts_batch": false}. */
     static ArrayNode recordsJson(BaseRecords base) {
         ArrayNode entries = NODES.arrayNode();
         if (!(base instanceof Records records)) return entries;
         for (RecordBatch batch : records.batches()) {
+            boolean first = true;
             for (Record record : batch) {
-                entries.add(entryJson(batch.partitionLeaderEpoch(), batch.isControlBatch(), record));
+                ObjectNode entry = entryJson(batch.partitionLeaderEpoch(), batch.isControlBatch(), record);
+                if (!first) entry.put("starts_batch", false);
+                entries.add(entry);
+                first = false;
             }
         }
         return entries;

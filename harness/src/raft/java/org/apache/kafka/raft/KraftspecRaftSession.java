@@ -56,13 +56,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <ul>
  *   <li>the replicated log: {@link MockLog} (durable across restarts; a restart is {@link MockLog#reopen()}, which
- *   drops what was not flushed), whose {@code read} returns whole batches of at most {@code fetch_max_records}
- *   records in all instead of MockLog's two batches (the reference's stand-in for {@code quorum.fetch.max.bytes}; a
- *   cut inside a batch, which Kafka's log never makes, is a {@link HarnessError}), and whose
+ *   drops what was not flushed, then {@code truncateToLatestSnapshot} as the production log runs it when opened,
+ *   {@code KafkaRaftLog.createLog}), whose {@code read} returns whole batches instead of MockLog's two (the first one
+ *   whole whatever its size, then more while the records read stay within {@code fetch_max_records}, the
+ *   reference's stand-in for {@code quorum.fetch.max.bytes}; {@link TraceLog}), and whose
  *   {@code endOffsetForEpoch} answers an epoch below the first cached one as the production log does
- *   ({@link TraceLog#endOffsetForEpoch}); every trace entry is a batch of its own, except what the leader's
- *   accumulator writes together as Kafka does (a kraft.version 1 leader's start-of-epoch records, records appended
- *   behind them with the next append's);</li>
+ *   ({@link TraceLog#endOffsetForEpoch}). The log's batches are Kafka's own and the trace states them: an entry
+ *   with {@code "starts_batch": false} belongs to the batch of the entry before it, any other entry opens a batch.
+ *   A leader's accumulator writes one batch per drain (the records of one append; the start-of-epoch
+ *   LeaderChange, KRaftVersion and Voters records; an upgrade's KRaftVersion and Voters records), and the harness
+ *   reports each batch of the log and of a Fetch answer that way;</li>
  *   <li>the quorum-state file: {@link MockQuorumStateStore} (written at the node's kraft.version), durable across
  *   restarts;</li>
  *   <li>the network: a {@link MockNetworkChannel} whose sends are recorded in order (its correlation-id counter,
@@ -119,7 +122,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   to {@code source} (what it has outstanding there, if anything); where the input states the request it answers
  *   ({@code answers}, added by the Python hook from the trace's own sends), the id the client gave that same request
  *   instead, or one it never gave ({@link #answeredCorrelationId}), reported as {@code delivered_correlation_id};
- *   Fetch records become one batch per entry from the client's log end offset; then {@code poll()}.</li>
+ *   Fetch records are laid from the client's log end offset in the batches their {@code starts_batch} marks
+ *   state (a batch of mixed epochs or of both control and data records is a {@link HarnessError}); then
+ *   {@code poll()}.</li>
  *   <li>{@code tick}: {@code poll()}. {@code append}: {@code prepareAppend(epoch, records)} and
  *   {@code schedulePreparedAppend()}, then {@code poll()} (which drains and flushes); a
  *   {@code NotLeaderException} answers {@code last_offset: null} without a poll, as the reference does.
@@ -275,7 +280,7 @@ public final class KraftspecRaftSession implements Session {
         clusterId = cluster == null ? CLUSTER_STAND_IN : cluster;
         messages = new KraftspecRaftMessages(listener, directoryStandIn, cluster == null ? CLUSTER_STAND_IN : null);
 
-        log = new TraceLog(fetchMaxRecords, raised);
+        log = new TraceLog(fetchMaxRecords);
         if (bootstrapVoters != null) writeBootstrapCheckpoint(log, bootstrapVoters);
         long now = explicit.path("now").asLong(0);
         clock = now;
@@ -593,18 +598,17 @@ public final class KraftspecRaftSession implements Session {
     }
 
     /**
-     * Kafka's {@link MockLog}; {@code read} returns whole batches holding up to {@code fetch_max_records} records where
-     * MockLog returns two batches; a cut inside a batch is a {@link HarnessError} remembered in {@link RaisedInKafka}
-     * ({@code tryCompleteFetchRequest} would answer it with UNKNOWN_SERVER_ERROR).
+     * Kafka's {@link MockLog}, whose {@code read} returns whole batches as the production log does, where MockLog
+     * returns at most two: the batch holding the start offset always (however many records it has), then each
+     * following batch while the records read stay within {@code fetch_max_records}, the reference's stand-in for
+     * {@code quorum.fetch.max.bytes}.
      */
     static final class TraceLog extends MockLog {
-        private final int maxBatches;
-        private final RaisedInKafka raised;
+        private final int maxRecords;
 
-        TraceLog(int maxBatches, RaisedInKafka raised) {
+        TraceLog(int maxRecords) {
             super(KraftspecRaftMessages.METADATA_PARTITION, Uuid.METADATA_TOPIC_ID, new LogContext());
-            this.maxBatches = maxBatches;
-            this.raised = raised;
+            this.maxRecords = maxRecords;
         }
 
         @Override
@@ -621,18 +625,13 @@ public final class KraftspecRaftSession implements Session {
             int batchCount = 0;
             int recordCount = 0;
             // a listener's committed read asks for any size: the production log reads to the high watermark
-            int maxRecords = maxTotalBatchBytes == Integer.MAX_VALUE ? Integer.MAX_VALUE : maxBatches;
+            int cap = maxTotalBatchBytes == Integer.MAX_VALUE ? Integer.MAX_VALUE : maxRecords;
             LogOffsetMetadata batchStartOffset = null;
+            // readBatches begins at the batch containing startOffset (its last offset is at or past it)
             for (LogBatch batch : readBatches(startOffset, OptionalLong.of(maxOffset))) {
                 if (batch.entries().isEmpty() || buffer.position() >= maxTotalBatchBytes) continue;
-                if (recordCount + batch.entries().size() > maxRecords) {
-                    if (recordCount < maxRecords) {
-                        throw raised.remember(new HarnessError("raft: fetch_max_records " + maxBatches + " would "
-                            + "split the batch of " + batch.entries().size() + " records at offset "
-                            + batch.entries().get(0).offset() + " (Kafka's log reads whole batches)"));
-                    }
-                    break;
-                }
+                // the first batch is read whole even past the cap; a later one only if it fits
+                if (batchCount > 0 && recordCount + batch.entries().size() > cap) break;
                 buffer = batch.writeTo(buffer);
                 if (batchStartOffset == null) batchStartOffset = batch.entries().get(0).logOffsetMetadata();
                 batchCount += 1;
@@ -684,6 +683,21 @@ public final class KraftspecRaftSession implements Session {
             return end;
         }
 
+        /**
+         * Whether the latest snapshot is past the log's records as the production log judges it when opened
+         * ({@code KafkaRaftLog.truncateToLatestSnapshot}, run by {@code createLog}): by the epoch of its last record,
+         * 0 without one ({@code UnifiedLog.latestEpoch}). MockLog's own check reads its epoch cache, which leaves out
+         * an epoch equal to its latest snapshot's, and so would also drop the records of that epoch after it.
+         */
+        boolean latestSnapshotPastRecords() {
+            Optional<OffsetAndEpoch> latest = latestSnapshotId();
+            if (latest.isEmpty()) return false;
+            List<LogBatch> held = readBatches(startOffset(), OptionalLong.empty());
+            int lastEpoch = held.isEmpty() ? 0 : held.get(held.size() - 1).epoch();
+            OffsetAndEpoch id = latest.get();
+            return id.epoch() > lastEpoch || (id.epoch() == lastEpoch && id.offset() > endOffset().offset());
+        }
+
         /** The epoch cache: (epoch, start offset) ascending, MockLog's {@code epochStartOffsets}. */
         List<long[]> epochCache() {
             try {
@@ -707,10 +721,9 @@ public final class KraftspecRaftSession implements Session {
     // steps
 
     /**
-     * A {@link HarnessError} raised inside a call into Kafka's client (the log's {@code read}, the random source), where
-     * Kafka's own {@code catch (Exception)} may turn it into an answer ({@code KafkaRaftClient.tryCompleteFetchRequest}
-     * answers UNKNOWN_SERVER_ERROR): remembered when raised and thrown again, naming the step, once the call returns,
-     * so that a harness limit is never taken for Kafka's answer.
+     * A {@link HarnessError} raised inside a call into Kafka's client (the random source), where a
+     * {@code catch (Exception)} of Kafka's may turn it into an answer: remembered when raised and thrown again, naming
+     * the step, once the call returns, so that a harness limit is never taken for Kafka's answer.
      */
     static final class RaisedInKafka {
         private HarnessError first;
@@ -773,6 +786,9 @@ public final class KraftspecRaftSession implements Session {
             clock = now;
             node.close();
             log.reopen();
+            // as the production log is opened (KafkaRaftLog.createLog): a latest snapshot past what survived the
+            // crash replaces the log, which MockLog's reopen leaves to the caller
+            if (log.latestSnapshotPastRecords()) log.truncateToLatestSnapshot();
             node = new Incarnation(now, jitter);
             sends.clear();
             response.set("sends", sendsJson());
