@@ -80,3 +80,19 @@ def test_a_snapshot_inside_a_batch_is_refused_at_its_base_offset() -> None:
     with pytest.raises(ValueError, match=r"offset \(4\) because it is not batch aligned.* base offset of \(3\)$"):
         raft_log.can_create_snapshot(log, 4, 1, 5)
     assert raft_log.can_create_snapshot(log, 3, 1, 5) and raft_log.can_create_snapshot(log, 5, 1, 5)
+
+
+@pytest.mark.parametrize("entries, refused", [
+    ([{"epoch": 1, "record": "a", "starts_batch": False}], r"\[0\].starts_batch: false continues a batch"),
+    ([{"epoch": 1, "record": "a"}, {"epoch": 2, "record": "b", "starts_batch": False}],
+     r"\[1\].starts_batch: false continues a batch"),
+    ([{"epoch": 1, "record": "a", "starts_batch": "no"}], r"\[0\].starts_batch: expected boolean"),
+])
+def test_the_format_refuses_a_batch_continued_from_nothing_or_across_epochs(entries: list, refused: str) -> None:
+    from kraftspec.traces.format.raft import decode_entries
+    from kraftspec.traces.format.values import TraceError
+
+    with pytest.raises(TraceError, match=refused):
+        decode_entries(entries, "log")
+    kept = decode_entries([{"epoch": 1, "record": "a"}, {"epoch": 1, "record": "b", "starts_batch": False}], "log")
+    assert [e.starts_batch for e in kept] == [True, False]
