@@ -1,20 +1,21 @@
 """A mixed KRaft quorum: the raft simulation with some of its nodes run by Kafka's own ``KafkaRaftClient``.
 
 The quorum, network and rules are ``kraftspec.traces.recording.raft_simulate``'s (voters 1-3, observer 4, the model's
-timeouts; timer polls, delivery in any order, loss, duplication, client appends to the newest leader, resignation
-by a leader, crashes that lose unflushed records; UpdateRaftVoter and its answer travel as the other messages do).
-Each node is either the reference (``raft.step``) or a harness session of Kafka's client
-(one ``KafkaProcess`` per Kafka-backed node). Messages travel between them in the trace vocabulary (a send
-``{"destination", "type", ...}`` becomes the receiver's input of that message), so a Kafka node and a reference
-node talk to each other as two implementations would. With ``faults`` the run also draws ``raft_simulate``'s fault
-rules: the network fails requests (the sender gets the request's BROKER_NOT_AVAILABLE answer, as Kafka's channel
-reports a disconnect), nodes shut down gracefully, and a node whose shutdown finished is stopped (requests to it
-fail) until it restarts. With ``snapshots`` it also draws ``raft_simulate``'s snapshot rules (KIP-630): nodes
-snapshot their committed log, their cleaners advance the log start, and followers behind it fetch snapshots. With
-``dynamic`` it runs ``raft_simulate``'s kraft.version 1 quorum (KIP-853): nodes formatted with voters 1-3, spare
-observers, and the admin's AddRaftVoter / RemoveRaftVoter draws, the leader's ApiVersions request answered by the
-addressee's network layer; a Fetch to a bootstrap server (-2, -3, -4) reaches the voter listening there and is answered
-from that id, as ``raft_simulate`` routes it, Kafka's nodes included (the harness configures their
+timeouts; timer polls, delivery in any order, loss, duplication, client appends to the newest leader, resignation by a
+leader, crashes that lose unflushed records; UpdateRaftVoter and its answer travel as the other messages do). Each
+node is either the reference (``raft.step``) or a harness session of Kafka's client (one ``KafkaProcess`` per
+Kafka-backed node). Messages travel between them in the trace vocabulary (a send ``{"destination", "type", ...}``
+becomes the receiver's input of that message), so a Kafka node and a reference node talk to each other as two
+implementations would; a round of requests goes on the network by ascending destination whatever order its sender took
+(:func:`network_order`), so that a seed's run is the same in every JVM. With ``faults`` the run also draws
+``raft_simulate``'s fault rules: the network fails requests (the sender gets the request's BROKER_NOT_AVAILABLE
+answer, as Kafka's channel reports a disconnect), nodes shut down gracefully, and a node whose shutdown finished is
+stopped (requests to it fail) until it restarts. With ``snapshots`` it also draws ``raft_simulate``'s snapshot rules
+(KIP-630): nodes snapshot their committed log, their cleaners advance the log start, and followers behind it fetch
+snapshots. With ``dynamic`` it runs ``raft_simulate``'s kraft.version 1 quorum (KIP-853): nodes formatted with voters
+1-3, spare observers, and the admin's AddRaftVoter / RemoveRaftVoter draws, the leader's ApiVersions request answered
+by the addressee's network layer; a Fetch to a bootstrap server (-2, -3, -4) reaches the voter listening there and is
+answered from that id, as ``raft_simulate`` routes it, Kafka's nodes included (the harness configures their
 ``controller.quorum.bootstrap.servers`` so).
 
 After every rule the quorum's safety properties are checked on the nodes' post-states (:class:`Safety`): at most
@@ -87,6 +88,22 @@ def failed(send: Mapping[str, Any]) -> dict[str, Any]:
     message = {k: v for k, v in send.items() if k not in ("destination", "type")}
     request = decode_message(FAILABLE[send["type"]], message, "send")
     return raft_replay.sent(failed_response(request, send["destination"]))
+
+
+def network_order(sends: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A step's sends as they go on the network: each round of one request type to several nodes by ascending
+    destination, the order the reference takes by itself (``raft._ordered``). Kafka's client sends a round in the
+    order of a hash set, which changes from one JVM to the next; putting its requests on the network in the
+    reference's order makes a seed's run the same in every JVM (the correlation ids stay as Kafka gave them)."""
+    ordered: list[Mapping[str, Any]] = []
+    for send in sends:
+        start = len(ordered)
+        while (start > 0 and str(send.get("type", "")).endswith("Request")
+               and ordered[start - 1].get("type") == send.get("type")
+               and ordered[start - 1].get("destination", 0) > send.get("destination", 0)):
+            start -= 1
+        ordered.insert(start, send)
+    return ordered
 
 
 def _entry(post: Mapping[str, Any], offset: int) -> Any:
@@ -229,7 +246,7 @@ class MixedQuorum(SimulatedQuorum[dict[str, Any]]):
         step, post = self.nodes[n].step(obj)
         self.steps[n].append(step)
         self.posts[n] = post
-        sends = step.get("output", {}).get("response", {}).get("sends", [])
+        sends = network_order(step.get("output", {}).get("response", {}).get("sends", []))
         self.in_flight.extend(self._answered(n, s) if s["type"] == "ApiVersionsRequest" else self._as_server(s)
                               for s in sends if bootstrap_server_node(s["destination"]) in self.nodes
                               and (s["type"] in ACTION_OF_TYPE or s["type"] == "ApiVersionsRequest"))

@@ -132,5 +132,5 @@ MUTANTS: list[Mutant] = [
     Mutant("raft_retry_backoff_ignored", "raft",
            "sends the next request to a node whose last request failed without waiting quorum.retry.backoff.ms",
            "kraftspec.reference.raft_rules:backing_off", _backoff_ignored,
-           ("scenario", "crosshair")),
+           ("scenario", "crosshair", "agree"), agree_component="requests"),
 ]

@@ -3,10 +3,11 @@
 Each replacement keeps the signature of its target in ``kraftspec.reference``; ``tests/test_raft_voters_mutants.py``
 applies each one and checks that every layer in ``caught_by`` fails: ``scenario`` (``test_raft_voters_scenarios.py``),
 ``audit`` (the crafted kraft.version 1 logs of ``test_metalog_voters.py``), ``agree`` (``kraftspec agree voters``: the
-reference's state graph against ``spec/KRaftVoters.tla``'s, with snapshots under ``KRaftVoters.snapshots.cfg``) and ``kafka`` (Kafka's own ``VoterSet`` and
-``VoterSetHistory`` through the harness, ``test_kafka_voters.py``); for the Raft client's own rules, ``client`` (the
-``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of
-``test_raft_snapshot_fetch_scenarios.py``), ``replay`` (a ``--dynamic``
+reference's state graph against ``spec/KRaftVoters.tla``'s, with snapshots under ``KRaftVoters.snapshots.cfg``; for
+the auto-join rules ``kraftspec agree autojoin`` against ``spec/KRaftAutoJoin.tla``'s) and ``kafka`` (Kafka's own
+``VoterSet`` and ``VoterSetHistory`` through the harness, ``test_kafka_voters.py``); for the Raft client's own rules,
+``client`` (the ``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py`` and the snapshot
+fetches of ``test_raft_snapshot_fetch_scenarios.py``), ``replay`` (a ``--dynamic``
 simulated raft trace recorded under the mutant, replayed by the reference, ``test_traces_raft_dynamic.py``) and ``model``
 (``models/raft_reconfig.py``'s simulated quorum under voter changes, then ``models/raft_upgrade.py``'s kraft.version 0
 quorum upgraded to 1); ``crosshair`` (``kraftspec.proofs.raft``'s contracts on the auto-join and snapshot-loading rules).
@@ -150,15 +151,15 @@ MUTANTS: list[Mutant] = [
     Mutant("voters_auto_join_without_controller_role", "voters",
            "an observer that cannot become a voter (a broker) with controller.quorum.auto.join.enable asks to join",
            "kraftspec.reference.raft_rules:should_send_add_or_remove_voter_request", _auto_join_without_controller_role,
-           ("client", "model", "crosshair")),
+           ("client", "model", "crosshair", "agree"), agree_component="autojoin"),
     Mutant("voters_auto_join_at_kraft_version0", "voters",
            "an auto-joining observer asks to join under kraft.version 0, whose voters are static",
            "kraftspec.reference.raft_rules:should_send_add_or_remove_voter_request", _auto_join_at_kraft_version0,
-           ("client", "crosshair")),
+           ("client", "crosshair", "agree"), agree_component="autojoin"),
     Mutant("voters_auto_join_keeps_old_directory", "voters",
            "an auto-joining observer whose id is a voter's under an old directory never asks to remove that voter",
            "kraftspec.reference.raft_rules:auto_join_removes_old_voter", _never_removes_old_directory,
-           ("client", "crosshair")),
+           ("client", "crosshair", "agree"), agree_component="autojoin"),
     Mutant("voters_fetched_snapshot_ignored", "voters",
            "a follower that loads a snapshot fetched from its leader keeps its voters instead of the snapshot's",
            "kraftspec.reference.raft_voter_history:snapshot_load_needed", _snapshot_loaded_only_at_start,

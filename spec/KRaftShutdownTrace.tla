@@ -7,6 +7,8 @@
 (* state); i counts the steps of trace t the spec has explained.           *)
 (*                                                                         *)
 (* A step (kraftspec.spec.trace_validation_shutdown) is one input:         *)
+(*   start        the only voter's first poll, which the initial state     *)
+(*                already follows: nothing;                                *)
 (*   shutdown     HandleShutdown;                                          *)
 (*   tick         Poll when one ms later, nothing (a poll that sends the   *)
 (*                requests the environment answers next) at the same time; *)
@@ -63,7 +65,8 @@ OutsideReason(s) ==
       [] OTHER -> ""
 
 StepAction(s) ==
-    CASE s.kind = "shutdown" -> HandleShutdown
+    CASE s.kind = "start" -> UNCHANGED vars
+      [] s.kind = "shutdown" -> HandleShutdown
       [] s.kind = "tick" -> IF s.now = now + 1 THEN Poll ELSE UNCHANGED vars
       [] s.kind = "endEpoch" -> HandleEndQuorumEpochRequest(s.succ)
       [] s.kind = "beginEpoch" -> HandleBeginQuorumEpochRequest(s.l, s.e)

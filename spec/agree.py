@@ -39,6 +39,8 @@ COMPONENTS: dict[str, str] = {
     "features": "kraftspec.spec.agree_features",
     "shutdown": "kraftspec.spec.agree_shutdown",
     "listener": "kraftspec.spec.agree_listener",
+    "autojoin": "kraftspec.spec.agree_autojoin",
+    "requests": "kraftspec.spec.agree_requests",
 }
 SPEC_DIR = Path(__file__).resolve().parent
 

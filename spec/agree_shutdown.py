@@ -58,15 +58,17 @@ class ExploredState:
     now: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "node", _canonical(self.node))
+        object.__setattr__(self, "node", canonical_node(self.node))
 
 
-def _canonical(node: raft.RaftNode) -> raft.RaftNode:
+def canonical_node(node: raft.RaftNode, keep_send_times: bool = False) -> raft.RaftNode:
     """The node with its hidden bookkeeping renumbered: requests in flight carry correlation ids 1, 2, ... by
-    destination and send time 0, and timers at or past ``FAR`` are ``FAR``. Neither decides a step within the bounds
-    (no request times out and no such timer fires before ``MaxTime``), and without it the ids and timers would grow
-    forever along a cycle of the spec's graph (a pre-vote lost, then EndQuorumEpoch again)."""
-    inflight = FrozenMap({d: (i, 0) for i, d in enumerate(sorted(node.inflight), start=1)})
+    destination and send time 0 (unless ``keep_send_times``: where the request timeout lies within the bounds), and
+    timers at or past ``FAR`` are ``FAR``. Neither decides a step within the bounds (no request times out and no such
+    timer fires before ``MaxTime``), and without it the ids and timers would grow forever along a cycle of the spec's
+    graph (a pre-vote lost, then EndQuorumEpoch again; an answer, then the same request again)."""
+    inflight = FrozenMap({d: (i, node.inflight[d][1] if keep_send_times else 0)
+                          for i, d in enumerate(sorted(node.inflight), start=1)})
     timers = {name: FAR for name in DEADLINES if getattr(node.state, name, 0) >= FAR}
     state = evolve(node.state, **timers) if timers else node.state
     return evolve(node, inflight=inflight, next_correlation_id=len(inflight) + 1, state=state)
@@ -77,7 +79,7 @@ def _config(constants: Mapping[str, TlaValue]) -> QuorumConfig:
                         election_backoff_max_ms=int(constants["BackoffMax"]))
 
 
-def _endpoints(ids: frozenset[int]) -> FrozenMap[int, tuple[str, ...]]:
+def voter_endpoints(ids: frozenset[int]) -> FrozenMap[int, tuple[str, ...]]:
     return FrozenMap({i: (f"CONTROLLER://controller{i}:9093",) for i in sorted(ids)})
 
 
@@ -99,7 +101,7 @@ def initial_states(constants: Mapping[str, TlaValue]) -> Iterator[ExploredState]
     local, config = int(constants["Local"]), _config(constants)
     ids = frozenset(constants["Ids"])
     for voters in sorted((frozenset(v) for v in constants["VoterSets"]), key=sorted):
-        endpoints = _endpoints(ids)
+        endpoints = voter_endpoints(ids)
 
         def start(stored: Optional[ElectionState]) -> raft.RaftNode:
             return raft.new_node(local, voters, endpoints, config, stored=stored)

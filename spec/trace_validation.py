@@ -29,6 +29,8 @@ from kraftspec.spec import trace_validation_controller
 from kraftspec.spec import trace_validation_raft
 from kraftspec.spec import trace_validation_features
 from kraftspec.spec import trace_validation_listener, trace_validation_shutdown, trace_validation_voters
+from kraftspec.spec import trace_validation_autojoin
+from kraftspec.spec import trace_validation_requests
 from kraftspec.spec.tla_parse import to_tla
 from kraftspec.spec.tla_values import TlaValue
 from kraftspec.spec.tlc import TlcError, run_tlc
@@ -41,11 +43,12 @@ MODULES: dict[str, tuple[TraceModule, ...]] = {
     "partition": (trace_validation_partition.MODULE,),
     "controller": (trace_validation_controller.MODULE,),
     "raft": (trace_validation_listener.MODULE, trace_validation_shutdown.MODULE, trace_validation_voters.MODULE,
-             trace_validation_raft.MODULE)}
+             trace_validation_autojoin.MODULE, trace_validation_requests.MODULE, trace_validation_raft.MODULE)}
 """The trace-validation modules of each trace-format component, the focused specs' before the component's own: a trace
 goes to the first whose spec can start from its initial state (a broker trace of ``FeatureLevels.tla``'s controller to
-``trace_validation_features``, a raft trace of ``KRaftListener.tla``'s, ``KRaftShutdown.tla``'s or ``KRaftVoters.tla``'s
-node to ``trace_validation_listener``, ``trace_validation_shutdown`` or ``trace_validation_voters``); a trace none can
+``trace_validation_features``, a raft trace of ``KRaftListener.tla``'s, ``KRaftShutdown.tla``'s, ``KRaftVoters.tla``'s or
+``KRaftAutoJoin.tla``'s node to ``trace_validation_listener``, ``trace_validation_shutdown``, ``trace_validation_voters``
+or ``trace_validation_autojoin``, one of ``KRaftRequests.tla``'s to ``trace_validation_requests``); a trace none can
 start from is outside for the last module's reason (the component's own spec's)."""
 _REPORT = re.compile(r'<<\s*"kraftspec-trace",\s*(\d+),\s*(\d+),\s*"((?:[^"\\]|\\.)*)"\s*>>')
 """A trace module's ``Report`` line; TLC breaks a tuple wider than its line width over several lines."""

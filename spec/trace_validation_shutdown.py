@@ -13,7 +13,7 @@ are outside its bounds; the messages the node sends are not judged (the spec doe
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from kraftspec.reference import raft
 from kraftspec.reference.raft_messages import Tick
@@ -91,11 +91,21 @@ def encode_step(step: Step, now: int, constants: Mapping[str, TlaValue]) -> str:
     return to_tla(record(**fields, **stated_post(stated)))
 
 
+START = to_tla(record(kind="start", now=0, succ=(), l=-1, e=-1, granted=False, v=-1, **stated_post({})))
+"""A step the spec's initial state already follows (the only voter's first poll): kept as a step that changes nothing,
+so that a verdict's step numbers are the trace's own."""
+
+
 def encode(trace: Trace, constants: Mapping[str, TlaValue]) -> Encoded:
-    """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express."""
-    return encoded(lambda: _initial(trace, constants),
-                   lambda: (encode_step(step, now, constants)
-                            for step, now in timed(trace.steps[_first_polls(trace, constants):])))
+    """``trace`` in the trace module's vocabulary, up to its first step the spec cannot express: the initial state's
+    first poll as a :data:`START` step, then one record per step."""
+    first = _first_polls(trace, constants)
+
+    def steps() -> Iterator[str]:
+        yield from (START for _ in range(first))
+        yield from (encode_step(step, now, constants) for step, now in timed(trace.steps[first:]))
+
+    return encoded(lambda: _initial(trace, constants), steps)
 
 
 MODULE = TraceModule("raft", "KRaftShutdown", ("voters", "role", "epoch", "leader", "shutdown", "deadline", "now",

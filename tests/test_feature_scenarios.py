@@ -1,14 +1,17 @@
 """Kafka's ``FeatureControlManagerTest`` (UpdateFeatures and replay, rules §1.11), transcribed by test name, and the
 registration compatibility check the other way round; each a plain function so the mutant tests can re-run them.
 
-Transcribed from ``metadata/src/test/java/org/apache/kafka/controller/FeatureControlManagerTest.java`` (apache/kafka
-trunk 1eb7644, October 2024: the 4.0 development line, with the atomic ``ControllerResult<ApiError>``), judged against
-Kafka 4.3's ``FeatureControlManager``:
-the metadata.version levels of the 3.3 line those tests use do not exist in 4.x (3.3-IV3, level 7, is the lowest),
-so each metadata.version test is moved onto the 4.0 line (4.0-IV1, level 23, is the level there that changed the
-metadata, as 3.3-IV1 and 3.3-IV2 were in the original), and the 4.3 wording of a refused downgrade is asserted.
-``testNoMetadataVersionChangeDuringMigration`` is left out: 4.x has no ZooKeeper migration. The reference's
-``update_features`` is the whole RPC, so a failure's message carries ``QuorumController``'s prefix.
+Follows Kafka 4.3's ``metadata/src/test/java/org/apache/kafka/controller/FeatureControlManagerTest.java`` (branch
+4.3; first transcribed from trunk 1eb7644 of October 2024), judged against Kafka 4.3's ``FeatureControlManager``.
+4.3's tests use metadata.version levels 4.x still defines (3.3-IV3 to 3.6-IV0, levels 7-12, of which 3.3-IV3 and
+3.4-IV0 changed the metadata and 3.5-IV0 did not; 4.0-IV1, 23), so Kafka's own levels are kept. The October-2024
+tests 4.3 dropped are gone: ``testNoMetadataVersionChangeDuringMigration``, and the two that
+``testCannotDowngradeBeforeMinimumKraftVersion`` replaced; of those, ``testCannotDowngradeBefore3_3_IV0`` alone
+reached a level this Kafka does not define, a rule now kept among those no FeatureControlManagerTest covers.
+``testCanUseUnsafeDowngradeIfMetadataChanged`` is ``@Disabled`` in 4.3: its function asserts what 4.3 does instead.
+The first half of ``testMetadataVersion`` (no level before any record) is outside the reference, whose controller
+starts bootstrapped at a level. The reference's ``update_features`` is the whole RPC, so a failure's message
+carries ``QuorumController``'s prefix and enabling ELR also writes ``ConfigurationControlManager``'s records.
 
 Reference functions are called through their modules (``fc.update_features``), never imported by name, so an
 applied mutant is what runs.
@@ -32,6 +35,7 @@ from kraftspec.reference.records import FeatureLevelRecord, FeatureRange, Regist
 MV = "metadata.version"
 TEST = "test.feature.version"
 TV = "transaction.version"
+ELR = "eligible.leader.replicas.version"
 PREFIX = "The update failed for all features since the following feature had an error: "
 
 
@@ -101,10 +105,20 @@ def test_replay() -> None:
     assert dict(state.finalized_features) == {MV: 7, "foo": 2}
 
 
+# ----------------------------------------------------- FeatureControlManagerTest.testReplayKraftVersionFeatureLevel
+
+def test_replay_kraft_version_feature_level() -> None:
+    """A FeatureLevelRecord of kraft.version at its latest production level (1) is skipped: the Raft client, not the
+    feature manager, owns that level (KAFKA-18979)."""
+    state = manager(7, default_supported(foo=(1, 2)))
+    state = broker.replay(state, FeatureLevelRecord(name="kraft.version", feature_level=1), 0)
+    assert dict(state.finalized_features) == {MV: 7}
+
+
 # ---------------------------------------------------------------- FeatureControlManagerTest.testUpdateFeaturesErrorCases
 
 def test_update_features_error_cases() -> None:
-    state = manager(30, default_supported(foo=(1, 5), transaction__version=(0, 3)), brokers={5: {TV: (0, 2)}})
+    state = manager(7, default_supported(foo=(1, 5), transaction__version=(0, 3)), brokers={5: {TV: (0, 2)}})
     _, out = update(state, {"foo": 3}, {"foo": fc.SAFE_DOWNGRADE})
     refused(out, "Invalid update version 3 for feature foo. Broker 5 does not support this feature.")
     state, out = update(state, {TV: 2})
@@ -125,74 +139,80 @@ def test_replay_records() -> None:
     assert dict(state.finalized_features) == {MV: 7, TEST: 1, TV: 2}
 
 
-# ---------------------------------------------------------------- TEST_MANAGER_BUILDER1, on the 4.0 line
+# ---------------------------------------------------------------- FeatureControlManagerTest.createTestManager
 
-def builder1() -> broker.ClusterControl:
-    """``TEST_MANAGER_BUILDER1`` moved onto 4.x: the local controller supports 4.0-IV0..4.0-IV3 (22-25), at 4.0-IV2."""
-    return manager(24, default_supported(metadata__version=(22, 25)))
+def create_test_manager(level: int = 8) -> broker.ClusterControl:
+    """``createTestManager``: the local controller supports 3.3-IV3..3.6-IV0 (7-12), at 3.4-IV0 (8); ``level`` for
+    the tests that build the same manager at 3.5-IV1 (10) or 3.5-IV0 (9)."""
+    return manager(level, default_supported(metadata__version=(7, 12)))
 
 
 def test_apply_metadata_version_change_record() -> None:
-    state = broker.replay(builder1(), FeatureLevelRecord(name=MV, feature_level=25), 0)
-    assert state.metadata_version == 25
-
-
-def test_cannot_downgrade_to_version_before_minimum_supported_kraft_version() -> None:
-    _, out = update(builder1(), {MV: 21}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
-    refused(out, "Invalid update version 21 for feature metadata.version. Local controller 0 only supports versions "
-                 "22-25")
+    state = broker.replay(create_test_manager(), FeatureLevelRecord(name=MV, feature_level=9), 0)
+    assert state.metadata_version == 9
 
 
 def test_cannot_downgrade_to_higher_version() -> None:
-    _, out = update(builder1(), {MV: 25}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
-    refused(out, "Invalid update version 25 for feature metadata.version. Can't downgrade to a newer version.")
+    _, out = update(create_test_manager(), {MV: 9}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid update version 9 for feature metadata.version. Can't downgrade to a newer version.")
 
 
 def test_cannot_unsafe_downgrade_to_higher_version() -> None:
-    _, out = update(builder1(), {MV: 25}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
-    refused(out, "Invalid update version 25 for feature metadata.version. Can't downgrade to a newer version.")
+    _, out = update(create_test_manager(), {MV: 9}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid update version 9 for feature metadata.version. Can't downgrade to a newer version.")
 
 
 def test_cannot_upgrade_to_lower_version() -> None:
-    _, out = update(builder1(), {MV: 22}, {MV: fc.UPGRADE}, validate_only=True)
-    refused(out, "Invalid update version 22 for feature metadata.version. Can't downgrade the version of this feature "
+    _, out = update(create_test_manager(10), {MV: 9}, {MV: fc.UPGRADE}, validate_only=True)
+    refused(out, "Invalid update version 9 for feature metadata.version. Can't downgrade the version of this feature "
                  "without setting the upgrade type to either safe or unsafe downgrade.")
 
 
 def test_can_upgrade_to_higher_version() -> None:
-    state, out = update(builder1(), {MV: 25}, {MV: fc.UPGRADE}, validate_only=True)
+    state, out = update(create_test_manager(), {MV: 9}, {MV: fc.UPGRADE}, validate_only=True)
     accepted(out)
-    assert state.metadata_version == 24  # validate-only
+    assert state.metadata_version == 8  # validate-only
 
 
 def test_cannot_use_safe_downgrade_if_metadata_changed() -> None:
-    _, out = update(builder1(), {MV: 22}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
-    refused(out, "Unsupported metadata.version downgrade from 24 to 22. Refusing to perform the requested downgrade "
+    _, out = update(create_test_manager(), {MV: 7}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Unsupported metadata.version downgrade from 8 to 7. Refusing to perform the requested downgrade "
                  "because it might delete metadata information.")
 
 
 def test_unsafe_downgrade_is_temporarily_disabled() -> None:
-    _, out = update(builder1(), {MV: 22}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
-    refused(out, "Unsupported metadata.version downgrade from 24 to 22. Unsafe metadata downgrade is not supported in "
+    _, out = update(create_test_manager(), {MV: 7}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Unsupported metadata.version downgrade from 8 to 7. Unsafe metadata downgrade is not supported in "
                  "this version.")
 
 
-def test_can_use_safe_downgrade_if_metadata_did_not_change() -> None:
-    # 4.1-IV0..4.2-IV1 changed no metadata, as 3.0-IV1..3.1-IV0 did not in the original
-    state = manager(29, default_supported(metadata__version=(7, 29)))
-    _, out = update(state, {MV: 26}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+def test_can_use_unsafe_downgrade_if_metadata_changed() -> None:
+    """``@Disabled`` in Kafka 4.3: from ``createTestManager``'s 3.4-IV0 (8), a level that changed the metadata, it
+    expects UNSAFE_DOWNGRADE to 3.3-IV3 (7) accepted, but 4.3's ``updateMetadataVersion`` refuses it (KAFKA-13896;
+    ``testUnsafeDowngradeIsTemporarilyDisabled`` asserts the message). What it shows on 4.3 is the opposite of its
+    name: UNSAFE_DOWNGRADE goes only where SAFE_DOWNGRADE goes, across levels that changed nothing (3.5-IV0, 9, to
+    3.4-IV0)."""
+    _, out = update(create_test_manager(), {MV: 7}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    assert out.response.error is Errors.INVALID_UPDATE_VERSION
+    _, out = update(create_test_manager(9), {MV: 8}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
     accepted(out)
 
 
-def test_cannot_downgrade_before3_3_iv0() -> None:
-    # 4.x: no minimum bootstrap version any more; a level below 3.3-IV3 is one this Kafka does not define
-    state = manager(7, default_supported(metadata__version=(1, 7)))
-    _, out = update(state, {MV: 3}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
-    refused(out, "Invalid metadata.version 3. Valid versions are from 7 to 31.")
+def test_can_use_safe_downgrade_if_metadata_did_not_change() -> None:
+    _, out = update(create_test_manager(9), {MV: 8}, {MV: fc.SAFE_DOWNGRADE}, validate_only=True)
+    accepted(out)
+
+
+def test_cannot_downgrade_before_minimum_kraft_version() -> None:
+    """3.3-IV2 (6), the level below 4.x's lowest, is outside the local controller's range, which is checked first."""
+    state = manager(7, default_supported(metadata__version=(7, 31)))
+    _, out = update(state, {MV: 6}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid update version 6 for feature metadata.version. Local controller 0 only supports versions "
+                 "7-31")
 
 
 def test_create_feature_level_records() -> None:
-    state = manager(30, {MV: (1, 31), TEST: (0, 2)}, brokers={1: {TEST: (0, 3)}})
+    state = manager(7, {MV: (7, 31), TEST: (0, 2)}, brokers={1: {TEST: (0, 3)}})
     state, out = update(state, {TEST: 1}, {TEST: fc.UPGRADE})
     accepted(out, FeatureLevelRecord(name=TEST, feature_level=1))
     assert state.finalized_features.get(TEST) == 1
@@ -201,7 +221,35 @@ def test_create_feature_level_records() -> None:
     assert TEST not in state.finalized_features
 
 
+def test_upgrade_elr_feature_level() -> None:
+    """From 4.0-IV1 (23), the level ELR 1 depends on. Kafka's manager writes the one FeatureLevelRecord; the whole RPC
+    writes ``ConfigurationControlManager``'s min.insync.replicas record before it."""
+    state = manager(23, {MV: (23, 31), ELR: (0, 1)}, brokers={1: {ELR: (0, 1)}})
+    state, out = update(state, {ELR: 1}, {ELR: fc.UPGRADE})
+    assert out.response == fc.UpdateFeaturesResponse(error=Errors.NONE)
+    levels = [record for _, record in out.records if isinstance(record, FeatureLevelRecord)]
+    assert levels == [FeatureLevelRecord(name=ELR, feature_level=1)]
+    assert state.finalized_features.get(ELR) == 1
+
+
+def test_metadata_version() -> None:
+    """The second half of Kafka's test: a replayed metadata.version record at the lowest level (3.3-IV3) is the
+    level, here replayed over ``createTestManager``'s bootstrap level."""
+    state = broker.replay(create_test_manager(), FeatureLevelRecord(name=MV, feature_level=7), 0)
+    assert state.metadata_version == 7
+
+
 # ---------------------------------------------------------------- rules of §1.11 no FeatureControlManagerTest covers
+
+def test_a_metadata_version_this_kafka_does_not_define_is_refused() -> None:
+    """``updateMetadataVersion``: a level the local controller's range admits but ``MetadataVersion`` does not define,
+    on either side of 4.3's levels 7-31 (as the October-2024 ``testCannotDowngradeBefore3_3_IV0`` reached it)."""
+    state = manager(7, default_supported(metadata__version=(1, SHORT_MAX)))
+    _, out = update(state, {MV: 3}, {MV: fc.UNSAFE_DOWNGRADE}, validate_only=True)
+    refused(out, "Invalid metadata.version 3. Valid versions are from 7 to 31.")
+    _, out = update(state, {MV: 32}, validate_only=True)
+    refused(out, "Invalid metadata.version 32. Valid versions are from 7 to 31.")
+
 
 def test_a_finalized_level_refuses_brokers_that_cannot_read_it_and_the_other_way_round() -> None:
     """``processRegistrationFeature`` and ``reasonNotSupported`` are the two halves of one compatibility rule."""

@@ -31,7 +31,7 @@ from kraftspec.harness.conform import conform_files, judge, kafka_trace
 from kraftspec.harness.jvm import DEFAULT_VERSION, HarnessError, shared
 from kraftspec.models.broker_mutants import MUTANTS
 from kraftspec.models.broker_strategies import CLUSTER_ID, directory_of
-from kraftspec.reference.records import FeatureRange, RegisterBrokerRecord
+from kraftspec.reference.records import FeatureLevelRecord, FeatureRange, RegisterBrokerRecord
 from kraftspec.traces.format.broker import BROKER
 from kraftspec.traces.format.jsonl import read_jsonl
 
@@ -344,30 +344,60 @@ def update_features(*updates: tuple[str, int, int], validate_only: bool = False)
 SUPPORTED = {"metadata.version": (7, 31), "kraft.version": (0, 1), "transaction.version": (0, 3),
              "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1), "test.feature.version": (0, 2),
              "foo": (1, 5)}
+CREATE_TEST_MANAGER = {**SUPPORTED, "metadata.version": (7, 12)}
+"""``createTestManager``'s controller of Kafka 4.3's FeatureControlManagerTest: metadata.version 3.3-IV3 to 3.5-IV2."""
+
+
+def with_level_records(initial: dict[str, Any], *levels: tuple[str, int]) -> dict[str, Any]:
+    """``initial`` with FeatureLevelRecords of ``levels`` in the log the controller replays at the start."""
+    start = len(initial["explicit"]["records"])
+    initial["explicit"]["records"] += [
+        BROKER.encode_record(start + i, FeatureLevelRecord(name=name, feature_level=level))
+        for i, (name, level) in enumerate(levels)]
+    return initial
+
+
 FEATURE_CASES: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {
-    # name: (initial, inputs, Kafka's error per input)
+    # name: (initial, inputs, Kafka's error per input), Kafka 4.3's FeatureControlManagerTest first
     "testUpdateFeatures": (features_initial(7, SUPPORTED), [
         update_features(("test.feature.version", 3, 2)), update_features(("test.feature.version", 1, 1), ("bar", 1, 1)),
         update_features(("test.feature.version", 1, 1))], ["INVALID_UPDATE_VERSION", "INVALID_UPDATE_VERSION", "NONE"]),
-    "testUpdateFeaturesErrorCases": (features_initial(30, SUPPORTED, {5: {"transaction.version": (0, 2)}}), [
+    "testReplayKraftVersionFeatureLevel": (with_level_records(features_initial(7, SUPPORTED), ("kraft.version", 1)), [
+        update_features(("test.feature.version", 1, 1))], ["NONE"]),
+    "testUpdateFeaturesErrorCases": (features_initial(7, SUPPORTED, {5: {"transaction.version": (0, 2)}}), [
         update_features(("foo", 3, 2)), update_features(("transaction.version", 2, 1)),
         update_features(("transaction.version", 1, 1)), update_features(("transaction.version", 1, 2))],
         ["INVALID_UPDATE_VERSION", "NONE", "INVALID_UPDATE_VERSION", "NONE"]),
-    "TEST_MANAGER_BUILDER1 (4.0 line)": (features_initial(24, {**SUPPORTED, "metadata.version": (22, 25)}), [
-        update_features(("metadata.version", 21, 3), validate_only=True),
-        update_features(("metadata.version", 25, 2), validate_only=True),
-        update_features(("metadata.version", 25, 3), validate_only=True),
-        update_features(("metadata.version", 22, 1), validate_only=True),
-        update_features(("metadata.version", 25, 1), validate_only=True),
-        update_features(("metadata.version", 22, 2), validate_only=True),
-        update_features(("metadata.version", 22, 3), validate_only=True)], ["INVALID_UPDATE_VERSION"] * 4 + [
-        "NONE", "INVALID_UPDATE_VERSION", "INVALID_UPDATE_VERSION"]),
-    "testCanUseSafeDowngradeIfMetadataDidNotChange": (features_initial(29, SUPPORTED), [
-        update_features(("metadata.version", 26, 2), validate_only=True)], ["NONE"]),
-    "testCreateFeatureLevelRecords": (features_initial(30, SUPPORTED, {1: {"test.feature.version": (0, 3),
-                                                                           "metadata.version": (7, 30)}}), [
+    "createTestManager (3.4-IV0)": (features_initial(8, CREATE_TEST_MANAGER), [
+        update_features(("metadata.version", 9, 2), validate_only=True),
+        update_features(("metadata.version", 9, 3), validate_only=True),
+        update_features(("metadata.version", 9, 1), validate_only=True),
+        update_features(("metadata.version", 7, 2), validate_only=True),
+        update_features(("metadata.version", 7, 3), validate_only=True)],
+        ["INVALID_UPDATE_VERSION"] * 2 + ["NONE"] + ["INVALID_UPDATE_VERSION"] * 2),
+    "testCannotUpgradeToLowerVersion": (features_initial(10, CREATE_TEST_MANAGER), [
+        update_features(("metadata.version", 9, 1), validate_only=True)], ["INVALID_UPDATE_VERSION"]),
+    "testCanUseSafeDowngradeIfMetadataDidNotChange": (features_initial(9, CREATE_TEST_MANAGER), [
+        update_features(("metadata.version", 8, 2), validate_only=True),
+        update_features(("metadata.version", 8, 3), validate_only=True)], ["NONE", "NONE"]),
+    "testCannotUseSafeDowngradeIfMetadataChanged (replayed level)": (
+        with_level_records(features_initial(8, CREATE_TEST_MANAGER), ("metadata.version", 9)), [
+            update_features(("metadata.version", 7, 2), validate_only=True)], ["INVALID_UPDATE_VERSION"]),
+    "testCannotDowngradeBeforeMinimumKraftVersion": (features_initial(7, SUPPORTED), [
+        update_features(("metadata.version", 6, 3), validate_only=True)], ["INVALID_UPDATE_VERSION"]),
+    "testCreateFeatureLevelRecords": (features_initial(7, {"metadata.version": (7, 31), "test.feature.version": (0, 2)},
+                                                       {1: {"test.feature.version": (0, 3)}}), [
         update_features(("test.feature.version", 1, 1)), update_features(("test.feature.version", 0, 3))],
         ["NONE", "NONE"]),
+    "testUpgradeElrFeatureLevel": (features_initial(23, {"metadata.version": (23, 31),
+                                                         "eligible.leader.replicas.version": (0, 1)},
+                                                    {1: {"eligible.leader.replicas.version": (0, 1)}}), [
+        update_features(("eligible.leader.replicas.version", 1, 1))], ["NONE"]),
+    # rules no Kafka test covers
+    "a metadata.version this Kafka does not define": (features_initial(7, {**SUPPORTED,
+                                                                           "metadata.version": (1, 32767)}), [
+        update_features(("metadata.version", 3, 3), validate_only=True),
+        update_features(("metadata.version", 32, 1), validate_only=True)], ["INVALID_UPDATE_VERSION"] * 2),
     "dependencies and ELR": (features_initial(22, SUPPORTED), [
         update_features(("eligible.leader.replicas.version", 1, 1)),
         update_features(("eligible.leader.replicas.version", 1, 1), ("metadata.version", 23, 1))],

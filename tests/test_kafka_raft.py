@@ -638,14 +638,14 @@ def test_simulated_snapshot_traces_agree_with_kafka(seed: int, index: int) -> No
 
 
 def test_a_mixed_quorum_with_snapshots_stays_safe_and_agrees() -> None:
-    """Twelve seeded runs of 300 rules with snapshots (KIP-630) and one Kafka-backed node: nodes snapshot and clean
+    """Seventeen seeded runs of 300 rules with snapshots (KIP-630) and one Kafka-backed node: nodes snapshot and clean
     their logs, followers behind a log start are sent the snapshot id and fetch chunks, nodes restart from snapshots;
     no safety property breaks (entries below a node's log start count as held in its snapshot) and every view,
     Kafka's included, replays on the reference."""
     from kraftspec.harness import raft_mixed
 
     reached = raft_mixed.HardPaths()
-    for seed in range(12):
+    for seed in range(17):  # seed 16 is the first whose Kafka node is answered with a snapshot id
         result = raft_mixed.run(seed, 1, [kafka()], rules=300, snapshots=True)
         assert result.failure is None and result.inexpressible is None, (seed, result.failure, result.inexpressible)
         assert not result.disagreements, [describe(result.verdicts[n]) for n in result.disagreements][:1]

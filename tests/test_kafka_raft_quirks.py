@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
-from test_kafka_raft_dynamic import DIRECTORY, first_difference, node_state, run, sent, tick, voter
+from kraftspec.harness import raft_mixed
+from kraftspec.traces.format.envelope import trace_from_json
+from kraftspec.traces.replay.verdict import replay
+from test_kafka_raft_dynamic import DIRECTORY, first_difference, kafka, node_state, run, sent, tick, voter
 
 KRAFT_VERSION_1 = {"type": "KRaftVersionRecord", "version": 0, "kraft_version": 1}
 
@@ -147,3 +150,45 @@ def test_kafka_throws_on_end_quorum_epoch_from_a_leader_it_cannot_reach() -> Non
     assert steps[-1]["refused"]["message"].startswith("Unknown leader endpoints (Endpoints(endpoints={})) after "
                                                       "request or response with leader (4)")
     assert verdict.conformant, first_difference(verdict)
+
+
+def test_kafka_throws_on_the_fetch_answer_of_a_leader_it_restarted_without_endpoints_for() -> None:
+    """Confirmed. Leader 2 of epoch 2 writes the VotersRecord that removes itself; observer 4 fetches it (its log ends
+    with voter set {1, 3}) and restarts. ``QuorumState.initialize`` finds leader 2 in the file but no endpoints for it
+    in that voter set: Unattached of epoch 2 with leader 2. Its Fetch to a bootstrap server is answered by leader 2,
+    still leading epoch 2 until the removal commits. ``maybeHandleCommonResponse`` moves to Follower only when no
+    leader is known (``quorum.hasLeader()``), so ``handleFetchResponse`` reaches ``followerStateOrThrow`` and throws
+    IllegalStateException out of ``poll``; the reference refuses the input alike. Availability: a legal answer stops
+    the node's Raft thread (mixed quorum runs with ``--dynamic`` reach it, e.g. seed 31)."""
+    log = [{"epoch": 2, "record": r} for r in (leader_change(2), KRAFT_VERSION_1, voters_record((1, 2, 3)),
+                                                voters_record((1, 3)))]
+    initial = node_state(4, (1, 2, 3), quorum_state={"epoch": 2, "leader_id": 2}, log=log)
+    answer = {"action": "fetch_response", "now": 1, "message": {
+        "source": -2, "leader_epoch": 2, "leader_id": 2, "leader_endpoints": ["CONTROLLER://controller2:9093"],
+        "high_watermark": 3, "records": []}}
+    steps, verdict = run(initial, [tick(0), answer])
+    assert (steps[0]["post"]["role"], steps[0]["post"]["leader_id"]) == ("Unattached", 2)
+    assert sent(steps[0]) == [(-2, "FetchRequest")]
+    assert steps[-1]["refused"]["exception"] == "java.lang.IllegalStateException"
+    assert steps[-1]["refused"]["message"].startswith("Expected to be Follower, but the current state is "
+                                                      "UnattachedState(epoch=2, leaderId=OptionalInt[2]")
+    assert verdict.conformant, first_difference(verdict)
+
+
+def test_kafka_leads_a_quorum_to_commit_on_a_minority_of_the_voter_set_its_log_holds() -> None:
+    """Confirmed in a whole quorum: the mixed quorum's kraft.version 1 run of seed 101 (``harness/raft_mixed.py``,
+    ``--dynamic``) with Kafka's client as node 3. Node 3 truncated its log and then fetched the VotersRecord {1, 2, 3,
+    5} at offset 4, below its read position, so its voter history still says {1, 2, 3} (case 1 of
+    docs/kafka-findings.md). Elected leader of epoch 6, it commits its LeaderChange record at offset 8 once node 1
+    holds it (with itself a majority of {1, 2, 3}, a minority of the {1, 2, 3, 5} its log holds), while nodes 2 and 5 lack it and
+    node 5, whose log ends with the uncommitted voter set {2, 3, 5}, could be elected by 2 and itself and truncate it.
+    Every node's view, Kafka's included, replays on the reference: Raft's leader completeness broken by Kafka's rule."""
+    quorum = raft_mixed.MixedQuorum(101, (3,), [kafka()], dynamic=True)
+    with pytest.raises(raft_mixed.Safety, match=r"committed offset 8 is durable only on nodes \[1, 3\]: voters "
+                                                r"\[2, 5\] lack it and could elect node 5"):
+        for _ in range(150):
+            quorum.rule()
+    leader = quorum.posts[3]
+    assert (leader["role"], leader["epoch"], leader["high_watermark"]) == ("Leader", 6, 9)
+    assert [v["id"] for v in leader["log"][4]["record"]["voters"]] == [1, 2, 3, 5]
+    assert all(replay(trace_from_json(view)).conformant for view in quorum.views().values())

@@ -5,6 +5,8 @@ A node is built as ``RaftClientTestContext.Builder.withBootstrapSnapshot`` build
 log holds the bootstrap checkpoint ``0-0`` with a KRaftVersionRecord and the initial VotersRecord. Kafka's random
 replica id is fixed (local 1, follower 2, new voter 3) and its ``MockTime`` starts here at 1000 ms (a caught-up
 time must be positive). Timeouts follow ``RaftClientTestContext`` as in tests/test_raft_scenarios.py; jitter 0.
+Left out: the metric objects of ``testLeaderMetricsAreReset`` (their registration and removal; the reference has no
+metrics), whose values are checked as the leader state they are read from.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from kraftspec.reference.errors import Errors
 from kraftspec.reference.frozen import FrozenMap, evolve
 from kraftspec.reference.raft_log import RaftLog, Snapshot
 from kraftspec.reference.raft_messages import (
+    NO_SNAPSHOT_ID,
     AddRaftVoterRequest,
     ApiVersionsRequest,
     ApiVersionsResponse,
@@ -29,6 +32,7 @@ from kraftspec.reference.raft_messages import (
     EndQuorumEpochRequest,
     FetchRequest,
     FetchResponse,
+    FetchSnapshotRequest,
     IllegalUpgradeArgumentError,
     InvalidUpdateVersionError,
     NotLeaderError,
@@ -1624,3 +1628,99 @@ def test_removed_leader_restarting_resigned_times_out() -> None:
     assert isinstance(node.state, Resigned) and node.state.election_deadline == START + CONFIG.election_timeout_ms
     node, _ = raft.step(node, Tick(), node.state.election_deadline)
     assert isinstance(node.state, Unattached) and node.state.epoch == 4
+
+
+# --------------------------------------------------------------------------------------------------
+# The remaining KafkaRaftClientReconfigTest cases (4.3): the bootstrap checkpoint, the leader's own endpoints, a
+# BeginQuorumEpoch naming more endpoints and the state the leader metrics report
+
+
+def test_bootstrap_checkpoint_is_not_returned_on_fetch() -> None:
+    """A fetch from offset 0 is answered with the log, not with the bootstrap checkpoint's id."""
+    node, now = leader(LOCAL, FOLLOWER, epoch=0)
+    epoch = node.state.epoch
+    _, out = raft.step(node, FetchRequest(replica_id=FOLLOWER, replica_directory_id=directory(FOLLOWER),
+                                          current_leader_epoch=epoch, fetch_offset=0, last_fetched_epoch=0,
+                                          max_wait_ms=0, cluster_id=CLUSTER), now)
+    resp = only(out, FetchResponse)
+    assert (resp.partition_error, resp.leader_epoch, resp.leader_id) == (Errors.NONE, epoch, LOCAL)
+    assert resp.snapshot_id == NO_SNAPSHOT_ID
+
+
+def test_follower_does_not_request_leader_bootstrap_snapshot() -> None:
+    """Told to fetch the bootstrap checkpoint's id, which it holds already, the follower fetches the log again."""
+    node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=1, leader_id=FOLLOWER))
+    node, out = raft.step(node, Tick(), START)
+    request = only(out, FetchRequest)
+    assert (request.current_leader_epoch, request.fetch_offset, request.last_fetched_epoch) == (1, 0, 0)
+    node, out = raft.step(node, FetchResponse(source=FOLLOWER, leader_epoch=1, leader_id=FOLLOWER, high_watermark=0,
+                                              snapshot_id=raft_log.BOOTSTRAP_SNAPSHOT_ID,
+                                              correlation_id=request.correlation_id), START)
+    assert not sends(out, FetchSnapshotRequest) and node.state.fetching_snapshot is None
+    request = only(out, FetchRequest)
+    assert (request.current_leader_epoch, request.fetch_offset, request.last_fetched_epoch) == (1, 0, 0)
+
+
+def test_leader_updates_voter() -> None:
+    """A leader whose listeners differ from its node in the bootstrap voter set writes its own node at the epoch start;
+    the follower's fetch commits it (``lastCommittedVoterSet``: the last VotersRecord below the high watermark)."""
+    voters = voter_set(LOCAL, FOLLOWER)
+    local_listeners = FrozenMap({LISTENER: ("localhost", 9990 + LOCAL),
+                                 "ANOTHER_LISTENER": ("localhost", 8990 + LOCAL)})
+    records = FrozenMap({(0, 0): (KRaftVersionRecord(kraft_version=1), to_voters_record(voters))})
+    node = raft.new_dynamic_node(LOCAL, directory(LOCAL), local_listeners, CONFIG,
+                                 RaftLog(snapshots=(Snapshot(end_offset=0, epoch=0, size=100),)), records,
+                                 ElectionState(epoch=3), START, cluster_id=CLUSTER)
+    node, now = elect(node, START)
+    assert raft_voters.is_voter(raft_voter_history.last_voter_set(node.dynamic.control), key(FOLLOWER))
+    node, _ = fetch(node, FOLLOWER, now)
+    committed = node.log.entries[:node.state.high_watermark - node.log.start_offset]
+    last_committed = [entry.record for entry in committed if isinstance(entry.record, VotersRecord)][-1]
+    updated = raft_voters.update_voter(voters, VoterNode(voter_key=key(LOCAL), listeners=local_listeners,
+                                                         supported_kraft_version=(0, 1)))
+    assert raft_voters.from_voters_record(last_committed) == updated
+
+
+def test_handle_begin_quorum_request_more_endpoints() -> None:
+    """A BeginQuorumEpoch from the known leader naming a second listener keeps the follower on it and is answered."""
+    node = dynamic_node(LOCAL, voter_set(LOCAL, FOLLOWER), ElectionState(epoch=3, leader_id=FOLLOWER))
+    node, _ = raft.step(node, Tick(), START)
+    leader_endpoints = endpoint_strings(FOLLOWER) + (f"ANOTHER_LISTENER://localhost:{8990 + FOLLOWER}",)
+    node, out = raft.step(node, BeginQuorumEpochRequest(leader_id=FOLLOWER, leader_epoch=3,
+                                                        leader_endpoints=leader_endpoints, voter_id=LOCAL,
+                                                        voter_directory_id=directory(LOCAL), cluster_id=CLUSTER,
+                                                        correlation_id=5), START)
+    assert isinstance(node.state, Follower) and (node.state.epoch, node.state.leader_id) == (3, FOLLOWER)
+    answer = only(out, QuorumEpochResponse)
+    assert (answer.api, answer.error, answer.partition_error) == ("BeginQuorumEpoch", Errors.NONE, Errors.NONE)
+    assert (answer.leader_epoch, answer.leader_id) == (3, FOLLOWER)
+
+
+def leader_counts(node: raft.RaftNode) -> tuple[int, int, bool]:
+    """What ``checkLeaderMetricValues`` reads: the voters (``number-of-voters``), the leader's observer states
+    (``number-of-observers``) and whether a voter change is pending (``uncommitted-voter-change``)."""
+    return len(node.voters), len(node.state.observer_states), node.voter_change is not None
+
+
+def test_leader_metrics_are_reset() -> None:
+    """The leader's observers and pending change are the leader's own: resigning answers the pending AddRaftVoter and
+    the next leadership starts with none (the metric objects themselves are not modelled)."""
+    node, now = leader(LOCAL, FOLLOWER)
+    epoch = node.state.epoch
+    assert leader_counts(node) == (2, 0, False)
+    node, _ = fetch(node, FOLLOWER, now)
+    node, _ = fetch(node, NEW_VOTER, now)
+    node, _ = asked_api_versions(node, now)
+    assert leader_counts(node) == (2, 1, True)
+    node, out = raft.step(node, Resign(epoch=epoch), now)
+    assert voter_change_answer(out, ADD_VOTER).error == Errors.NOT_LEADER_OR_FOLLOWER and len(node.voters) == 2
+    node, out = raft.step(node, Tick(), now)
+    request = only(out, EndQuorumEpochRequest)
+    assert request.leader_epoch == epoch and [s.destination for s in sends(out, EndQuorumEpochRequest)] == [FOLLOWER]
+    node, _ = raft.step(node, QuorumEpochResponse(source=FOLLOWER, api="EndQuorumEpoch", leader_epoch=epoch,
+                                                  leader_id=LOCAL, correlation_id=request.correlation_id), now)
+    now += 2 * CONFIG.election_timeout_ms
+    node, _ = raft.step(node, Tick(), now)
+    assert node.state.epoch == epoch + 1
+    node, _ = elect(node, now)
+    assert leader_counts(node) == (2, 0, False)

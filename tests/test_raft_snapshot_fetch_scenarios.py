@@ -2,12 +2,19 @@
 
 Kafka's own tests of this path are ``KRaftControlRecordStateMachineTest``'s snapshot cases: a snapshot made with
 ``createNewSnapshotUnchecked`` and ``truncateToLatestSnapshot``, exactly what ``handleFetchSnapshotResponse`` does with
-a fetched one, then ``updateState``; they are transcribed by name over ``raft_node.read_control`` (the state machine's
-``updateState``), static voters 1, 2, 3. ``KafkaRaftClientSnapshotTest`` fetches snapshots only with static voters (its
-``withKip853Rpc`` variants change the RPC versions, not the kraft.version), so the client-level cases below are this
-project's, named after what they show: the leader's chunk from byte 0 carries the snapshot's control records
-(``RecordsSnapshotWriter``: its first batch), and the follower that loads the snapshot takes its voters from them.
-Helpers and timeouts are those of ``test_raft_reconfig_client_scenarios.py``.
+a fetched one, then ``updateState``; they and its other cases are transcribed by name over
+``raft_node.read_control`` (the state machine's ``updateState``) and ``raft_voter_history`` (its ``truncateNewEntries``
+and ``truncateOldEntries``), static voters 1, 2, 3. ``KafkaRaftClientSnapshotTest`` fetches snapshots only with static
+voters (its ``withKip853Rpc`` variants change the RPC versions, not the kraft.version), so the client-level cases
+below are this project's, named after what they show: the leader's chunk from byte 0 carries the snapshot's control
+records (``RecordsSnapshotWriter``: its first batch), and the follower that loads the snapshot takes its voters from
+them.
+Helpers and timeouts are those of ``test_raft_reconfig_client_scenarios.py``. ``RecordsSnapshotWriterTest``'s cases,
+last, read the control records a snapshot of the client starts with (``createSnapshot`` builds it).
+Left out: the metrics and buffer suppliers of ``KRaftControlRecordStateMachineTest`` (``number-of-voters``,
+``setIgnoredStaticVoters``, ``testBufferSupplier*``), the header, footer and batches ``RecordsSnapshotWriterTest`` reads
+(byte format) and its ``testBuilderKRaftVersion0WithVoterSet`` (the builder's exception on misuse: ``createSnapshot``
+finds no voter set at kraft.version 0).
 """
 
 from __future__ import annotations
@@ -25,10 +32,11 @@ from kraftspec.reference.raft_messages import (
     FetchSnapshotRequest,
     FetchSnapshotResponse,
     Tick,
+    UpgradeKRaftVersion,
 )
 from kraftspec.reference.raft_state import ElectionState, Follower
-from kraftspec.reference.raft_voters import KRaftVersionRecord, VotersRecord, from_voters_record, to_voters_record, \
-    voter_ids
+from kraftspec.reference.raft_voters import EMPTY_VOTER_SET, KRaftVersionRecord, VoterSet, VotersRecord, \
+    from_voters_record, to_voters_record, voter_ids
 
 from test_raft_reconfig_client_scenarios import (
     CONFIG,
@@ -39,6 +47,7 @@ from test_raft_reconfig_client_scenarios import (
     leader,
     listeners,
     only,
+    upgradable_leader,
     voter_set,
 )
 from test_raft_scenarios import follower as static_follower
@@ -102,6 +111,57 @@ def test_update_with_snapshot_and_log_override() -> None:
     assert raft_voter_history.voter_set_at_offset(control, log.end_offset - 1) == voters
     assert raft_voter_history.kraft_version_at_offset(control, log.end_offset - 1) == 1
     assert raft_voter_history.voter_set_at_offset(control, SNAPSHOT_ID[0] - 1) == snapshot_voters
+
+
+def test_empty_partition() -> None:
+    assert raft_voter_history.last_voter_set(raft_node.read_control(partition_state(()), RaftLog())) == voter_set(
+        1, 2, 3)
+
+
+def test_empty_partition_with_no_static_voters() -> None:
+    dynamic = raft.DynamicVoters(control=raft_voter_history.ControlRecordState(), local_listeners=listeners(LOCAL))
+    assert raft_voter_history.last_voter_set(raft_node.read_control(dynamic, RaftLog())) == EMPTY_VOTER_SET
+
+
+def test_update_without_snapshot() -> None:
+    voters = voter_set(4, 5, 6)
+    log = raft_log.append_as_leader(raft_log.append_as_leader(RaftLog(), (KRAFT_VERSION_1,), 1),
+                                    (to_voters_record(voters),), 1)
+    control = raft_node.read_control(partition_state(()), log)
+    last = log.end_offset - 1
+    assert raft_voter_history.last_voter_set(control) == voters == raft_voter_history.voter_set_at_offset(control, last)
+    assert raft_voter_history.kraft_version_at_offset(control, last) == 1
+
+
+def two_voter_sets_read() -> tuple[raft_voter_history.ControlRecordState, VoterSet, VoterSet]:
+    """The kraft.version at offset 0, voters 4, 5, 6 at 1 and 4, 5, 6, 7 at 2, all read (static voters 1, 2, 3)."""
+    first, second = voter_set(4, 5, 6), voter_set(4, 5, 6, 7)
+    log = RaftLog()
+    for record in (KRAFT_VERSION_1, to_voters_record(first), to_voters_record(second)):
+        log = raft_log.append_as_leader(log, (record,), 1)
+    control = raft_node.read_control(partition_state(()), log)
+    assert raft_voter_history.last_voter_set(control) == second
+    return control, first, second
+
+
+def test_truncate_to() -> None:
+    control, first, _ = two_voter_sets_read()
+    control = raft_voter_history.truncate_control_records(control, 2)
+    assert raft_voter_history.last_voter_set(control) == first
+    control = raft_voter_history.truncate_control_records(control, 0)
+    assert raft_voter_history.last_voter_set(control) == voter_set(1, 2, 3)
+
+
+def test_trim_prefix_to() -> None:
+    control, first, second = two_voter_sets_read()
+    assert raft_voter_history.kraft_version_at_offset(control, 0) == 1
+    for start in (0, 1, 2):
+        control = raft_voter_history.trim_control_records(control, start)
+        assert raft_voter_history.kraft_version_at_offset(control, 0) == 1, start
+        if start == 1:
+            assert raft_voter_history.voter_set_at_offset(control, 1) == first
+    assert raft_voter_history.voter_set_at_offset(control, 1) is None
+    assert raft_voter_history.voter_set_at_offset(control, 2) == second
 
 
 # --------------------------------------------------------------------------------------------------
@@ -285,3 +345,35 @@ def test_voter_history_emptied_by_a_truncation_to_the_snapshot_end() -> None:
     assert truncated.voter_set_history.entries == () and raft_voter_history.last_voter_set(truncated).voters == {}
     assert raft_voter_history.voter_set_at_offset(truncated, 4) is None
     assert raft_voter_history.kraft_version_at_offset(truncated, 4) == 1  # its entry at -1 is older than the start
+
+
+# --------------------------------------------------------------------------------------------------
+# RecordsSnapshotWriterTest: the control records after a snapshot's header, as ``createSnapshot`` builds them
+
+
+def test_builder_kraft_version0() -> None:
+    """At kraft.version 0 none: the snapshot of an upgraded leader ending before its upgrade's records."""
+    node, now = upgradable_leader()
+    end, epoch = node.log.end_offset, node.state.epoch
+    node, _ = raft.step(node, UpgradeKRaftVersion(epoch=epoch, kraft_version=1), now)
+    node, _ = raft.step(node, CreateSnapshot(end_offset=end, epoch=epoch, size=15), now)
+    assert node.dynamic.snapshot_records[(end, epoch)] == () and fetch_snapshot(node, 0).control_records == ()
+
+
+def test_k_builder_raft_version1_with_voter_set() -> None:
+    """Named as Kafka's ``testKBuilderRaftVersion1WithVoterSet`` (sic): the kraft.version and the voters in force."""
+    node = snapshot_leader()
+    assert node.dynamic.snapshot_records[node.log.latest_snapshot.id] == (KRAFT_VERSION_1,
+                                                                          to_voters_record(voter_set(LOCAL, 2)))
+
+
+def test_builder_kraft_version1_without_voter_set() -> None:
+    """The kraft.version record alone: a follower that loaded a snapshot without a VotersRecord snapshots later."""
+    node, request = fetching_follower()
+    node, out = raft.step(node, chunk(request, 0, 10, (KRAFT_VERSION_1,)), START)
+    node, out = raft.step(node, chunk(only(out, FetchSnapshotRequest), 10, 5), START)
+    node, _ = raft.step(node, FetchResponse(source=2, leader_epoch=5, leader_id=2, high_watermark=12, records=(
+        raft_log.LogEntry(epoch=5, record="a"), raft_log.LogEntry(epoch=5, record="b")),
+        correlation_id=only(out, FetchRequest).correlation_id), START)
+    node, _ = raft.step(node, CreateSnapshot(end_offset=12, epoch=5, size=15), START)
+    assert node.dynamic.snapshot_records[(12, 5)] == (KRAFT_VERSION_1,)

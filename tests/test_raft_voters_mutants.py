@@ -3,14 +3,14 @@
 Layers: ``scenario`` (the transcribed ``VoterSetTest``, ``VoterSetHistoryTest`` and reconfig checks of
 ``test_raft_voters_scenarios.py`` re-run as functions: at least one fails), ``audit`` (the audit of the crafted
 kraft.version 1 logs of ``test_metalog_voters.py``: a planted break goes unreported or the clean log is flagged),
-``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` or ``KRaftVoters.snapshots.cfg`` differs from
-TLC's) and ``kafka`` (the seeded comparisons of ``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one
-disagrees), ``client`` (the client-level ``KafkaRaftClientReconfigTest`` cases of
-``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of ``test_raft_snapshot_fetch_scenarios.py``: at
-least one fails), ``replay`` (a ``--dynamic`` simulated raft trace recorded under the mutant diverges when the
-reference replays it) and ``model`` (``RaftReconfigModel``'s seeded simulated quorum under voter changes, or
-``RaftUpgradeModel``'s kraft.version 0 quorum upgraded to 1, finds a violation); ``crosshair`` (a contract of
-``kraftspec.proofs.raft`` on the auto-join rules is refuted).
+``agree`` (the reference's state graph under ``spec/KRaftVoters.cfg`` or ``KRaftVoters.snapshots.cfg``, or for the
+auto-join rules ``spec/KRaftAutoJoin.cfg``, differs from TLC's) and ``kafka`` (the seeded comparisons of
+``test_kafka_voters.py`` with Kafka 4.3.1's own classes: one disagrees), ``client`` (the client-level
+``KafkaRaftClientReconfigTest`` cases of ``test_raft_reconfig_client_scenarios.py`` and the snapshot fetches of
+``test_raft_snapshot_fetch_scenarios.py``: at least one fails), ``replay`` (a ``--dynamic`` simulated raft trace
+recorded under the mutant diverges when the reference replays it) and ``model`` (``RaftReconfigModel``'s seeded
+simulated quorum under voter changes, or ``RaftUpgradeModel``'s kraft.version 0 quorum upgraded to 1, finds a
+violation); ``crosshair`` (a contract of ``kraftspec.proofs.raft`` on the auto-join rules is refuted).
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ def kafka_disagreement() -> Optional[str]:
     return None
 
 
-def layer_result(layer: str) -> Optional[str]:
-    """What ``layer`` reports against the currently applied mutant (None = it did not catch it)."""
+def layer_result(layer: str, agree_component: str = "") -> Optional[str]:
+    """What ``layer`` reports against the currently applied mutant (None = it did not catch it); ``agree`` runs
+    ``agree_component``'s agreement when the mutant names one (``Mutant.agree_component``)."""
     if layer == "scenario":
         failed = scenario_failures(test_raft_voters_scenarios)
         return f"{len(failed)} scenario(s) fail, e.g. {failed[0]}" if failed else None
@@ -79,6 +80,8 @@ def layer_result(layer: str) -> Optional[str]:
         return model_failure(RaftReconfigModel) or model_failure(RaftUpgradeModel)
     if layer == "audit":
         return audit_misses()
+    if layer == "agree" and agree_component:
+        return agreement_difference(agree_component)
     if layer == "agree":  # KRaftVoters.cfg, then KRaftVoters.snapshots.cfg
         return agreement_difference("voters") or agreement_difference("voters", "snapshots")
     if layer == "crosshair":
@@ -108,6 +111,6 @@ def test_mutant_is_caught(mutant, layer) -> None:  # type: ignore[no-untyped-def
         assert caught is not None, f"replay did not catch {mutant.name}: {mutant.description}"
         return
     with mutant.applied():
-        caught = layer_result(layer)
+        caught = layer_result(layer, mutant.agree_component)
     assert caught is not None, f"{layer} did not catch {mutant.name}: {mutant.description}"
     print(f"{mutant.name}: caught by {layer}: {caught}")

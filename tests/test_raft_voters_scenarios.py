@@ -10,6 +10,8 @@ test's ``RaftClientTestContext`` becomes the ``ReconfigLeader`` it leaves the ha
 the voters at offset -1 (``withBootstrapSnapshot``), ``withStaticVoters`` leaves kraft.version 0, and "establish a HWM
 and fence previous leaders" is a known high watermark past the bootstrap; only the handler's answer is compared
 (the Java tests drive the whole client; the wire and timing around it are the Raft reference's, §3.6).
+Left out: the IllegalArgumentException of ``VoterSet.voterNodes`` (``testVoterNodes``), the nodes a resigned leader
+sends EndQuorumEpoch to (``pollResigned``), which the reference addresses by id; the test is read over ``voter_node``.
 
 Reference functions are called through their modules, never imported by name, so an applied mutant is what runs.
 """
@@ -85,6 +87,15 @@ def test_voter_node() -> None:
     assert rv.voter_node(voters, 1, LISTENER) == (1, "localhost", 9991)
     assert rv.voter_node(voters, 1, "MISSING") is None
     assert rv.voter_node(voters, 4, LISTENER) is None
+
+
+def test_voter_nodes() -> None:
+    """``voterNodes`` maps ``voterNode`` over the ids and throws when one is missing; the reference has ``voter_node``
+    alone, whose None is what makes ``voterNodes`` throw."""
+    voters = voter_set(voter_map((1, 2, 3), True))
+    assert {rv.voter_node(voters, i, LISTENER) for i in (1, 2)} == {(1, "localhost", 9991), (2, "localhost", 9992)}
+    assert None in {rv.voter_node(voters, i, "MISSING") for i in (1, 2)}
+    assert None in {rv.voter_node(voters, i, LISTENER) for i in (1, 4)}
 
 
 def test_voter_ids() -> None:

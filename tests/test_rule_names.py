@@ -29,8 +29,9 @@ from kraftspec.prove import contracts
 COMPONENTS = ("broker", "controller", "partition", "raft")
 SPECS = {"broker": "BrokerLifecycle", "controller": "ControllerRegistration", "partition": "PartitionLeadership",
          "raft": "KRaftQuorum", "voters": "KRaftVoters", "listener": "KRaftListener",
-         "features": "FeatureLevels", "shutdown": "KRaftShutdown"}
-# voters, features, listener, shutdown: a spec and agreement model, no model or contracts
+         "features": "FeatureLevels", "shutdown": "KRaftShutdown", "autojoin": "KRaftAutoJoin",
+         "requests": "KRaftRequests"}
+# voters, features, listener, shutdown, autojoin, requests: a spec and agreement model, no model or contracts
 
 
 def reference_rules(private: bool = False) -> set[str]:

@@ -151,8 +151,20 @@ def _wrong_shutdown(trace: Trace) -> tuple[Trace, int]:
         index
 
 
+def _wrong_role_of_the_only_voter(trace: Trace) -> tuple[Trace, int]:
+    """The only voter's trace cut after its first step past the first poll (which the spec's initial state already
+    follows), that step now stating the node Unattached: the rejection names the trace's own step."""
+    if trace.explicit is None or trace.explicit["voters"] != [1]:
+        raise ValueError("not the only voter")
+    index = next(i for i, s in enumerate(trace.steps) if i > 0 and s.post)
+    step = trace.steps[index]
+    assert step.post is not None
+    return replace(trace, steps=trace.steps[:index] + (replace(step, post={**step.post, "role": "Unattached"}),)), index
+
+
 @pytest.mark.parametrize(("component", "module", "wrong"), [
-    ("listener", "KRaftListener", _wrong_listener), ("shutdown", "KRaftShutdown", _wrong_shutdown)])
+    ("listener", "KRaftListener", _wrong_listener), ("shutdown", "KRaftShutdown", _wrong_shutdown),
+    ("shutdown", "KRaftShutdown", _wrong_role_of_the_only_voter)])
 def test_tlc_accepts_the_bundled_traces_and_refuses_a_wrong_one(component: str, module: str, wrong: Any) -> None:
     """``kraftspec check --with-tlc``: the focused spec's trace module takes its traces (not ``KRaftQuorumTrace``),
     accepts every step of the bundle's first 200, and rejects a trace whose stated post-state the spec never reaches

@@ -332,11 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
                           help="Parquet traces per row group, validate's unit of work (default 250)")
     generate.add_argument("--out", required=True, help="output file: .jsonl, .jsonl.gz or .parquet")
     generate.add_argument("--component", choices=["broker", "partition", "raft", "controller", "features",
-                                                   "listener", "shutdown", "voters"],
+                                                   "listener", "shutdown", "voters", "requests", "autojoin"],
                           default="broker",
                           help="sim: broker or raft (one node of a simulated quorum); tla: broker, partition, controller, "
-                               "features (broker traces of FeatureLevels.tla), raft, listener, shutdown or voters (raft "
-                               "traces of the node KRaftListener.tla, KRaftShutdown.tla or KRaftVoters.tla follows), the "
+                               "features (broker traces of FeatureLevels.tla), raft, listener, shutdown, voters, "
+                               "requests or autojoin (raft traces of the node KRaftListener.tla, KRaftShutdown.tla, "
+                               "KRaftVoters.tla, KRaftRequests.tla or KRaftAutoJoin.tla follows), the "
                                "component whose spec's state graph is walked (default broker)")
     validate = add("validate", cmd_validate, "validate Parquet trace sets at scale (Spark or one process); "
                    "with --audit, audit many metadata logs")

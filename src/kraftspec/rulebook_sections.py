@@ -389,9 +389,15 @@ SECTIONS: dict[str, Section] = {
         "the only voter) with a follower's EndQuorumEpoch back-off by its place among the preferred successors "
         "(invariants: a finished node takes no input and leads only as the only voter, a voter without a remote "
         "leader waits for its timer, nothing is appended while shutting down) and `kraftspec agree shutdown` checks "
-        "its state graph equal to the reference's.",
+        "its state graph equal to the reference's. spec/KRaftRequests.tla states the requests over one voter "
+        "(follower, unattached, nominee) through its connections (invariants: nothing is sent to a connection "
+        "backing off, a fetching node has one request in flight and is idle only while every server backs off, a "
+        "follower fetches a bootstrap server only while its leader backs off or its request timed out, a vote round "
+        "asks each voter that has not answered) and `kraftspec agree requests` checks its state graph equal to the "
+        "reference's.",
         f"{_RAFT}KafkaRaftClient.shutdown, maybeCompleteShutdown, GracefulShutdown; KafkaRaftClientDriver; "
-        "RequestManager.ConnectionState",
+        "RequestManager.ConnectionState, isReady, isBackingOff, findReadyBootstrapServer; "
+        "KafkaRaftClient.maybeSendFetchToBestNode",
         "KIP-595",
     ),
     "3.14": Section(
@@ -422,11 +428,16 @@ SECTIONS: dict[str, Section] = {
         "consecutive sets share a majority, at most one VotersRecord uncommitted, Add and Remove only once "
         "kraft.version 1 is committed, every VotersRecord naming its voters' directory ids, the committed "
         "kraft.version never decreasing) and `kraftspec agree voters` "
-        "checks its state graph equal to these rules' and §3.14's.",
+        "checks its state graph equal to these rules' and §3.14's. spec/KRaftAutoJoin.tla states the non-leader "
+        "side over one follower (a voter's UpdateRaftVoter, an observer's auto-join, the leader's answers and "
+        "fetched VotersRecords; invariants: no join request from a broker, at kraft.version 0 or with auto-join off, "
+        "RemoveRaftVoter only for the node's old directory, one request to the leader at a time, none before the "
+        "period) and `kraftspec agree autojoin` checks its state graph equal to the Raft client's.",
         f"{_RAFT}KafkaRaftClient.handleAddVoterRequest, handleRemoveVoterRequest, handleUpdateVoterRequest; "
         "upgradeKRaftVersion; shouldSendAddOrRemoveVoterRequest, pollFollowerAsObserver, handleAddVoterResponse, "
-        "handleRemoveVoterResponse; internals/AddVoterHandler.java, RemoveVoterHandler.java, UpdateVoterHandler.java, "
-        "KRaftVersionUpgrade.java; LeaderState.java (maybeAppendUpgradedKRaftVersion)",
+        "handleRemoveVoterResponse; shouldSendUpdateVoteRequest, pollFollowerAsVoter, handleUpdateVoterResponse; "
+        "FollowerState.java (the update-voter-set period); internals/AddVoterHandler.java, RemoveVoterHandler.java, "
+        "UpdateVoterHandler.java, KRaftVersionUpgrade.java; LeaderState.java (maybeAppendUpgradedKRaftVersion)",
         "KIP-853 (dynamic KRaft quorums)",
         "Where KIP-853 has the leader wait (uncommitted epoch or voter change, a lagging voter), Kafka answers "
         "REQUEST_TIMED_OUT at once (KAFKA-17147); UpdateRaftVoter at kraft.version 0 updates the leader's memory only.",

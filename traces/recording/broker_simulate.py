@@ -1,12 +1,14 @@
-"""``kraftspec generate sim``: seeded multi-broker simulations recorded as traces (rules §1.2–§1.9).
+"""``kraftspec generate sim``: seeded multi-broker simulations recorded as traces (rules §1.2–§1.9, §1.11).
 
 Brokers follow the reference's broker-side lifecycle (``reference/broker_lifecycle.py``: register,
 catch up, unfence, heartbeat, controlled shutdown); the controller is the reference. Faults are
 injected: restarts (clean or not) with new incarnations, delayed and duplicated requests (so old
 incarnations' heartbeats arrive with stale epochs), heartbeats that time out, clock jumps past the
 session timeout, metadata that lags, unregistrations, other writes to the log and controller
-failover. Each controller input becomes a step with the outputs and post-state the reference
-produced. With a mutant applied the recorded outputs are the mutant's, so they are non-conformant.
+failover. An operator also sends UpdateFeatures (:meth:`_Simulation.update_features`). Each controller
+input becomes a step with the outputs and post-state the reference produced (the finalized feature
+levels among them). With a mutant applied the recorded outputs are the mutant's, so they are
+non-conformant.
 """
 
 from __future__ import annotations
@@ -19,23 +21,45 @@ from typing import Any, Iterator, Optional
 from kraftspec import mutants
 from kraftspec.models import broker_strategies
 from kraftspec.reference import broker, broker_lifecycle as life
+from kraftspec.reference.broker import FeatureRange
+from kraftspec.reference.feature_control import (
+    SAFE_DOWNGRADE,
+    UNSAFE_DOWNGRADE,
+    UPGRADE,
+    FeatureUpdate,
+    UpdateFeaturesRequest,
+)
+from kraftspec.reference.feature_versions import METADATA_VERSION
+from kraftspec.reference.metadata_version import MINIMUM_4X
 from kraftspec.traces.replay import broker as broker_replay
 from kraftspec.traces.format.envelope import Step, Trace
 from kraftspec.traces.format.values import from_json
 
 CONFIG = life.LifecycleConfig(heartbeat_interval=3, initial_registration_timeout=10**9,
                               catch_up_heartbeat_delay=1, first_shutdown_heartbeat_delay=1)
-POST_FIELDS = ("next_offset", "brokers", "heartbeats", "sessions")
+POST_FIELDS = ("next_offset", "brokers", "heartbeats", "sessions", "features")
 FAULTS = ("tick", "tick", "tick", "deliver", "deliver", "deliver", "deliver", "fence", "fence", "apply", "apply",
-          "restart", "shutdown", "jump", "failover", "log", "unregister", "timeout", "redeliver")
+          "restart", "shutdown", "jump", "failover", "log", "unregister", "timeout", "redeliver", "features")
+LEVEL_SPREAD = 2
+"""An UpdateFeatures asks for a level at most this far from the finalized one."""
+_RELEASE = broker.KAFKA_4_1.features
+FEATURES_CLUSTER: dict[str, Any] = {
+    "cluster_id": broker_strategies.CLUSTER_ID, "metadata_version": _RELEASE.latest_production - 3,
+    "controller_features": {METADATA_VERSION: [MINIMUM_4X, _RELEASE.latest_production],
+                            **{name: [0, max(levels)] for name, levels in _RELEASE.features.items()}}}
+"""The explicit initial state of a third of the simulations: a freshly bootstrapped cluster whose controller supports
+every level of its release, the brokers registering during the run, each incarnation's software with ranges of its own
+(:meth:`_Simulation._template`), so that the brokers' ranges decide UpdateFeatures."""
 
 
 class _Simulation:
     """One simulated cluster: the controller, the brokers' lifecycles, the network, the recorded steps."""
 
-    def __init__(self, rng: random.Random, standard: str) -> None:
+    def __init__(self, rng: random.Random, standard: Optional[str]) -> None:
         self.rng = rng
-        self.state = broker_replay.initial(Trace("broker", (), standard=standard))  # built once, shared (immutable)
+        self.state = broker_replay.initial(Trace("broker", (), standard=standard,  # built once, shared (immutable)
+                                                 explicit=None if standard else FEATURES_CLUSTER))
+        self.software_varies = standard is None
         self.clock = 0
         self.steps: list[Step] = []
         self.network: list[tuple[int, int, str, life.Request]] = []  # (due, broker, incarnation, request)
@@ -54,7 +78,17 @@ class _Simulation:
             self.brokers[b] = lifecycle
 
     def _template(self, b: int) -> broker.BrokerRegistrationRequest:
-        return broker_strategies.registration_request(b, self.incarnation[b], -1, self.state.metadata_version)
+        """Broker ``b``'s registration; in :data:`FEATURES_CLUSTER` its software supports metadata.version up to a
+        drawn level and each other feature up to a drawn level, or not at all."""
+        request = broker_strategies.registration_request(b, self.incarnation[b], -1, self.state.metadata_version)
+        if not self.software_varies:
+            return request
+        top = _RELEASE.latest_production
+        ranges = [FeatureRange(name=METADATA_VERSION, min_supported=MINIMUM_4X,
+                               max_supported=self.rng.randint(top - 2, top))]
+        ranges += [FeatureRange(name=name, min_supported=0, max_supported=self.rng.randint(0, max(levels)))
+                   for name, levels in sorted(_RELEASE.features.items()) if self.rng.random() < 0.6]
+        return replace(request, features=tuple(ranges))
 
     def record(self, action: str, **args: Any) -> Optional[dict[str, Any]]:
         """Run one controller input through the reference and record it; None if the reference refuses it."""
@@ -124,6 +158,19 @@ class _Simulation:
         self.brokers[b] = life.start(life.BrokerLifecycle(template=self._template(b), config=CONFIG), self.clock,
                                      old.broker_epoch if clean else -1)
 
+    def update_features(self) -> None:
+        """An operator's UpdateFeatures (§1.11): one feature of the release's table, or two, each at a level near its
+        finalized one with any upgrade type, sometimes validate-only. The brokers register with a metadata.version
+        range alone, so they support only level 0 of every other feature: their ranges decide many answers."""
+        names = sorted(self.state.behaviour.features.features) + [METADATA_VERSION]
+        updates = []
+        for name in self.rng.sample(names, 2 if self.rng.random() < 0.2 else 1):
+            level = max(0, self.state.finalized_features.get(name, 0) + self.rng.randint(-LEVEL_SPREAD, LEVEL_SPREAD))
+            kind = self.rng.choice((UPGRADE, UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE))
+            updates.append(FeatureUpdate(feature=name, max_version_level=level, upgrade_type=kind))
+        self.record("update_features",
+                    request=UpdateFeaturesRequest(updates=tuple(updates), validate_only=self.rng.random() < 0.1))
+
     def step(self) -> None:
         """One fault or event, chosen at random."""
         kind = self.rng.choice(FAULTS)
@@ -146,6 +193,8 @@ class _Simulation:
             self.record("failover")
         elif kind == "log":
             self.record("log_advanced", next_offset=self.state.next_offset + self.rng.randint(1, 3))
+        elif kind == "features":
+            self.update_features()
         elif kind == "redeliver":
             if self.sent_registrations:  # a retransmitted registration: same or older incarnation, reply lost
                 self.record("register_broker", request=self.rng.choice(self.sent_registrations[-6:]))
@@ -164,12 +213,13 @@ def simulate_one(seed: int, index: int, steps: int, recording: AbstractContextMa
     inside ``recording`` (a mutant's ``applied()``).
     """
     rng = random.Random(f"{seed}:{index}")
-    standard = rng.choice(sorted(broker_replay.STANDARD_STATES))
+    standard = rng.choice(sorted(broker_replay.STANDARD_STATES) + [None])
     sim = _Simulation(rng, standard)
     with recording:
         while len(sim.steps) < steps:
             sim.step()
-    return Trace(component="broker", steps=tuple(sim.steps[:steps]), standard=standard, id=f"sim-{seed}-{index}",
+    return Trace(component="broker", steps=tuple(sim.steps[:steps]), standard=standard,
+                 explicit=None if standard else FEATURES_CLUSTER, id=f"sim-{seed}-{index}",
                  meta={"generator": "kraftspec generate sim", "seed": seed, "index": index})
 
 

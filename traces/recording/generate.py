@@ -195,8 +195,8 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: Optiona
     component's mutants in turn; ``tla``: ``traces`` random walks of TLC's state graph, then the
     covering set (``cover``: ``kinds`` or ``edges``) of ``component``'s spec (``broker``, ``partition``, ``controller``,
     ``features``: broker traces of ``FeatureLevels.tla``, ``raft``: one node's view of ``KRaftQuorum.tla``, ``listener``,
-    ``shutdown`` or ``voters``: raft traces of the node ``KRaftListener.tla``, ``KRaftShutdown.tla`` or
-    ``KRaftVoters.tla`` follows).
+    ``shutdown``, ``voters``, ``requests`` or ``autojoin``: raft traces of the node ``KRaftListener.tla``,
+    ``KRaftShutdown.tla``, ``KRaftVoters.tla``, ``KRaftRequests.tla`` or ``KRaftAutoJoin.tla`` follows).
     Parquet is written in row groups of ``row_group``. ``faults`` (raft sim only): failed requests and graceful
     shutdowns in the simulation; ``snapshots`` (raft only): snapshots created, cleaned and fetched (``tla``: walks
     ``KRaftQuorum.snapshots.cfg``'s graph); ``dynamic`` (raft sim only): a kraft.version 1 quorum whose voters an
@@ -237,10 +237,12 @@ def generate_command(kind: str, out: str, traces: int, seed: int, steps: Optiona
             from kraftspec.traces.recording import features_tla
 
             generated = features_tla.generate_tla(seed, traces, cover)
-        elif kind == "tla" and mutant is None and not mutant_share and component in ("listener", "shutdown", "voters"):
-            from kraftspec.traces.recording import listener_tla, shutdown_tla, voters_tla
+        elif kind == "tla" and mutant is None and not mutant_share and component in ("listener", "shutdown", "voters",
+                                                                                        "requests", "autojoin"):
+            from kraftspec.traces.recording import autojoin_tla, listener_tla, requests_tla, shutdown_tla, voters_tla
 
-            recorder = {"listener": listener_tla, "shutdown": shutdown_tla, "voters": voters_tla}[component]
+            recorder = {"listener": listener_tla, "shutdown": shutdown_tla, "voters": voters_tla,
+                        "requests": requests_tla, "autojoin": autojoin_tla}[component]
             generated = recorder.generate_tla(seed, traces, cover)
         elif kind == "tla" and mutant is None and not mutant_share and component == "controller":
             from kraftspec.traces.recording import controller_tla

@@ -148,26 +148,35 @@ def initial_traces(constants: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any
 
 
 class Recorder:
-    """Turns paths of TLC's graph (from the added root) into traces of the spec's node."""
+    """Turns paths of TLC's graph (from the added root) into traces of the spec's node. A focused spec of one node
+    whose initial states are explicit nodes (and the steps that bring them there) records its traces with a subclass
+    that names its own ``component`` and the functions below (``requests_tla`` does)."""
+
+    component = "shutdown"
+    initial_traces = staticmethod(initial_traces)
+    moves = staticmethod(moves)
+    key = staticmethod(_key)
+    spec_post = staticmethod(spec_post)
 
     def __init__(self, graph: nx.MultiDiGraph, constants: Mapping[str, Any]) -> None:
         self.constants = constants
         self.starts: dict[StateKey, tuple[dict[str, Any], list[Step]]] = {}
-        for obj, prefix in initial_traces(constants):
+        unlike = f"the reference's initial states are not TLC's: run `kraftspec agree {self.component}`"
+        for obj, prefix in self.initial_traces(constants):
             point = Point(explicit_state(obj), 0)
             made = _run(point, prefix)
             if made is None:
                 raise ValueError(f"the reference refuses the start of {obj}")
             point, steps = made
-            key = _key(point)
+            key = self.key(point)
             if not graph.nodes.get(key, {}).get("initial"):
-                raise ValueError("the reference's initial states are not TLC's: run `kraftspec agree shutdown`")
+                raise ValueError(unlike)
             if steps:
-                steps = posted(steps, point.node, point.clock, spec_post(dict(key)), INIT)
+                steps = posted(steps, point.node, point.clock, self.spec_post(dict(key)), INIT)
             self.starts[key] = (obj, steps)
         initials = {key for key, initial in graph.nodes(data="initial") if initial}
         if initials != set(self.starts):
-            raise ValueError("the reference's initial states are not TLC's: run `kraftspec agree shutdown`")
+            raise ValueError(unlike)
         variables = sorted(name for name, _ in next(iter(initials)))
         self.initial = state_key({name: "start" for name in variables})
         self.graph = graph.copy()
@@ -182,12 +191,13 @@ class Recorder:
         if prefix:
             point, _ = _run(point, prefix) or (point, [])
         for _, target, label in rest:
-            match = next((made for action, inputs in moves(point, self.constants) if action == label
-                          for made in [_run(point, inputs)] if made is not None and _key(made[0]) == target), None)
+            match = next((made for action, inputs in self.moves(point, self.constants) if action == label
+                          for made in [_run(point, inputs)] if made is not None and self.key(made[0]) == target),
+                         None)
             if match is None:
-                raise ValueError(f"no input makes the spec's {label} edge: run `kraftspec agree shutdown`")
+                raise ValueError(f"no input makes the spec's {label} edge: run `kraftspec agree {self.component}`")
             point, made = match
-            steps.extend(posted(made, point.node, point.clock, spec_post(dict(target)), label))
+            steps.extend(posted(made, point.node, point.clock, self.spec_post(dict(target)), label))
         return Trace(component="raft", steps=tuple(steps), explicit=obj, id=trace_id, meta=meta)
 
 
@@ -196,9 +206,15 @@ def generate_tla(seed: int, walks: int, cover: str = "kinds", *, timeout_s: floa
     """``walks`` seeded random walks of TLC's graph of ``KRaftShutdown.tla`` (from the root), then the covering set
     (``cover``: ``kinds`` or ``edges``, ``broker_tla.walked_traces``); ``graph``: TLC's graph if already loaded."""
     model = load_model("shutdown")
-    constants = read_constants(model.config_path)
     if graph is None:
         graph, _ = state_graph(model.module_path, model.config_path, timeout_s=timeout_s)
-    recorder = Recorder(graph, constants)
-    yield from walked_traces(recorder.graph, recorder.initial, seed, walks, cover, model.spec_module,
-                             "tla-shutdown-", recorder.trace)
+    yield from recorded(Recorder, graph, seed, walks, cover)
+
+
+def recorded(recorder: type[Recorder], graph: nx.MultiDiGraph, seed: int, walks: int, cover: str) -> Iterator[Trace]:
+    """The walks and covering set (``broker_tla.walked_traces``) of ``graph``, TLC's graph of the spec of
+    ``recorder.component``, as that recorder's traces."""
+    model = load_model(recorder.component)
+    made = recorder(graph, read_constants(model.config_path))
+    yield from walked_traces(made.graph, made.initial, seed, walks, cover, model.spec_module,
+                             f"tla-{recorder.component}-", made.trace)
