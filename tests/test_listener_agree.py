@@ -15,6 +15,7 @@ from kraftspec.spec.agree import SPEC_DIR, check_agreement, explore_reference, l
 from kraftspec.spec.tlc import run_tlc
 from kraftspec.spec.tlc_config import read_constants
 from mutant_layers import agreement_difference
+from support_spec import check_wrong_variant
 
 PROPERTIES = ("ListenerNeverToldAnOlderEpoch", "LocalLeaderToldOnlyWhileLeading")
 VARIANTS = [
@@ -44,15 +45,7 @@ def test_tlc_checks_the_invariants() -> None:
 
 @pytest.mark.parametrize("name,edits,violated", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_wrong_spec_variant_is_caught(tmp_path: Path, name: str, edits: list[tuple[str, str]], violated: str) -> None:
-    source = (SPEC_DIR / "KRaftListener.tla").read_text()
-    for old, new in edits:
-        assert source.count(old) == 1, f"the spec no longer contains the text this variant rewrites: {old!r}"
-        source = source.replace(old, new)
-    (tmp_path / "KRaftListener.tla").write_text(source)
-    config = (SPEC_DIR / "KRaftListener.cfg").read_text()
-    section = "PROPERTIES" if violated in PROPERTIES else "INVARIANTS"
-    (tmp_path / "KRaftListener.cfg").write_text(f"{config[:config.index('INVARIANTS')]}{section}\n    {violated}\n")
-    result = run_tlc(tmp_path / "KRaftListener.tla", workers=1)
+    result = check_wrong_variant(tmp_path, "KRaftListener", edits, violated, PROPERTIES)
     assert result.verdict != "ok" and result.violated == violated, (name, result.summary())
 
 

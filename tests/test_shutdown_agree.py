@@ -12,6 +12,7 @@ from kraftspec.mutants import all_mutants
 from kraftspec.spec.agree import SPEC_DIR, check_agreement, load_model
 from kraftspec.spec.tlc import run_tlc
 from mutant_layers import agreement_difference
+from support_spec import check_wrong_variant
 
 PROPERTIES = {"FinishedTakesNoInput", "NoAppendWhileShuttingDown"}
 VARIANTS = [
@@ -51,15 +52,7 @@ def test_tlc_checks_the_invariants() -> None:
 
 @pytest.mark.parametrize("name,edits,violated", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_wrong_spec_variant_is_caught(tmp_path: Path, name: str, edits: list[tuple[str, str]], violated: str) -> None:
-    source = (SPEC_DIR / "KRaftShutdown.tla").read_text()
-    for old, new in edits:
-        assert source.count(old) == 1, f"the spec no longer contains the text this variant rewrites: {old!r}"
-        source = source.replace(old, new)
-    (tmp_path / "KRaftShutdown.tla").write_text(source)
-    config = (SPEC_DIR / "KRaftShutdown.cfg").read_text()
-    section = "PROPERTIES" if violated in PROPERTIES else "INVARIANTS"
-    (tmp_path / "KRaftShutdown.cfg").write_text(f"{config[:config.index('INVARIANTS')]}{section}\n    {violated}\n")
-    result = run_tlc(tmp_path / "KRaftShutdown.tla", workers=1)
+    result = check_wrong_variant(tmp_path, "KRaftShutdown", edits, violated, PROPERTIES)
     assert result.verdict != "ok" and result.violated == violated, (name, result.summary())
 
 
